@@ -1,0 +1,183 @@
+package dsn
+
+import (
+	"strconv"
+	"time"
+)
+
+// Role tells whether a node is the primary or a replica.
+type Role uint8
+
+// Node roles.
+const (
+	RolePrimary Role = iota // the single read-write node
+	RoleReplica             // a read-only node
+)
+
+// String returns "primary" or "replica".
+func (r Role) String() string {
+	switch r {
+	case RolePrimary:
+		return "primary"
+	case RoleReplica:
+		return "replica"
+	}
+	return "Role(" + strconv.Itoa(int(r)) + ")"
+}
+
+// Fallback tells what a read does when no replica is available.
+type Fallback uint8
+
+// Fallback policies (DSN key fallback).
+const (
+	FallbackPrimary Fallback = iota // read from the primary (default)
+	FallbackError                   // fail the read
+)
+
+// String returns "primary" or "error", the DSN spelling.
+func (f Fallback) String() string {
+	switch f {
+	case FallbackPrimary:
+		return "primary"
+	case FallbackError:
+		return "error"
+	}
+	return "Fallback(" + strconv.Itoa(int(f)) + ")"
+}
+
+// ReadOnlyTx tells where read-only transactions are routed.
+type ReadOnlyTx uint8
+
+// Read-only transaction routing (DSN key readonly_tx).
+const (
+	ReadOnlyTxReplica ReadOnlyTx = iota // route to a replica (default)
+	ReadOnlyTxPrimary                   // route to the primary
+)
+
+// String returns "replica" or "primary", the DSN spelling.
+func (r ReadOnlyTx) String() string {
+	switch r {
+	case ReadOnlyTxReplica:
+		return "replica"
+	case ReadOnlyTxPrimary:
+		return "primary"
+	}
+	return "ReadOnlyTx(" + strconv.Itoa(int(r)) + ")"
+}
+
+// Limits enforced by Parse and Validate.
+const (
+	// MaxPoolSize is the largest accepted pool_size.
+	MaxPoolSize = 1 << 20
+	// MaxReplicas is the largest accepted number of replicas.
+	MaxReplicas = 1 << 16
+	// MaxWeight is the largest accepted replica weight. With MaxReplicas
+	// replicas the sum of all weights still fits comfortably in an int64.
+	MaxWeight = 1 << 20
+)
+
+// Defaults, as documented in the package comment and set by NewConfig.
+const (
+	defaultPoolSize       = 100
+	defaultMinIdle        = 0
+	defaultAcquireTimeout = 10 * time.Second
+	defaultIdleTimeout    = 20 * time.Second
+	defaultMaxLifetime    = 30 * time.Minute
+	defaultMaxWaiters     = 10000
+	defaultCheckInterval  = 2 * time.Second
+	defaultProbeQuery     = "SELECT 1"
+	defaultProbeTimeout   = 1 * time.Second
+	defaultBreaker        = true
+	defaultFallback       = FallbackPrimary
+	defaultReadOnlyTx     = ReadOnlyTxReplica
+	defaultWeight         = 1
+	primaryName           = "primary"
+	replicaNamePrefix     = "replica"
+)
+
+// Node is one database server: the primary or a replica.
+type Node struct {
+	// Name identifies the node in logs and metrics. It defaults to
+	// "primary" for the primary and "replica1", "replica2", ... for the
+	// replicas in order of appearance.
+	Name string
+	// DSN is the node DSN, handed verbatim to the underlying driver. It
+	// may contain a password: print Redacted or String instead.
+	DSN string
+	// Weight is the relative share of reads a replica receives. Weight 0
+	// marks a spare, used only when no weighted replica is available.
+	// The primary always has weight 1.
+	Weight int
+	// Role is RolePrimary or RoleReplica.
+	Role Role
+}
+
+// Redacted returns the node DSN with any password replaced by "***"
+// (see Redact).
+func (n Node) Redacted() string { return Redact(n.DSN) }
+
+// String returns "name (redacted dsn)". It never contains a password.
+func (n Node) String() string { return n.Name + " (" + n.Redacted() + ")" }
+
+// GoString returns a Go-syntax representation of n with the DSN redacted,
+// so that printing a Node with %#v does not leak a password.
+func (n Node) GoString() string {
+	return "dsn.Node{Name:" + strconv.Quote(n.Name) +
+		", DSN:" + strconv.Quote(n.Redacted()) +
+		", Weight:" + strconv.Itoa(n.Weight) +
+		", Role:" + n.Role.goString() + "}"
+}
+
+func (r Role) goString() string {
+	switch r {
+	case RolePrimary:
+		return "dsn.RolePrimary"
+	case RoleReplica:
+		return "dsn.RoleReplica"
+	}
+	return "dsn.Role(" + strconv.Itoa(int(r)) + ")"
+}
+
+// Config is a parsed composite DSN: the driver, the nodes and the pool and
+// routing settings. Build one with Parse, or with NewConfig and Validate.
+type Config struct {
+	Driver         string        // name of the underlying database/sql driver (key driver)
+	Primary        Node          // the primary (key primary)
+	Replicas       []Node        // the replicas in order of appearance (key replica)
+	PoolSize       int           // max open connections per node (pool_size)
+	MinIdle        int           // idle connections kept per node (min_idle)
+	AcquireTimeout time.Duration // max wait for a connection; 0 = only the context bounds it (acquire_timeout)
+	IdleTimeout    time.Duration // idle connections above MinIdle are closed after this; 0 = never (idle_timeout)
+	MaxLifetime    time.Duration // connections are recycled after this; 0 = never (max_lifetime)
+	MaxWaiters     int           // max goroutines waiting for a connection per node (max_waiters)
+	CheckInterval  time.Duration // health check period (check_interval)
+	ProbeQuery     string        // health check query (probe_query)
+	ProbeTimeout   time.Duration // health check timeout (probe_timeout)
+	Breaker        bool          // circuit breaker enabled (breaker=on|off)
+	Fallback       Fallback      // what reads do when no replica is available (fallback)
+	ReadOnlyTx     ReadOnlyTx    // where read-only transactions go (readonly_tx)
+}
+
+// NewConfig returns a Config holding every default (no driver, no nodes).
+func NewConfig() *Config {
+	return &Config{
+		PoolSize:       defaultPoolSize,
+		MinIdle:        defaultMinIdle,
+		AcquireTimeout: defaultAcquireTimeout,
+		IdleTimeout:    defaultIdleTimeout,
+		MaxLifetime:    defaultMaxLifetime,
+		MaxWaiters:     defaultMaxWaiters,
+		CheckInterval:  defaultCheckInterval,
+		ProbeQuery:     defaultProbeQuery,
+		ProbeTimeout:   defaultProbeTimeout,
+		Breaker:        defaultBreaker,
+		Fallback:       defaultFallback,
+		ReadOnlyTx:     defaultReadOnlyTx,
+	}
+}
+
+// defaultReplicaName returns the default name of the replica at index i
+// (0-based): "replica1", "replica2", ...
+func defaultReplicaName(i int) string {
+	return replicaNamePrefix + strconv.Itoa(i+1)
+}

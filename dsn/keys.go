@@ -1,0 +1,45 @@
+package dsn
+
+// DSN keys, in canonical (FormatDSN) order.
+const (
+	keyDriver         = "driver"
+	keyPrimary        = "primary"
+	keyReplica        = "replica"
+	keyPoolSize       = "pool_size"
+	keyMinIdle        = "min_idle"
+	keyAcquireTimeout = "acquire_timeout"
+	keyIdleTimeout    = "idle_timeout"
+	keyMaxLifetime    = "max_lifetime"
+	keyMaxWaiters     = "max_waiters"
+	keyCheckInterval  = "check_interval"
+	keyProbeQuery     = "probe_query"
+	keyProbeTimeout   = "probe_timeout"
+	keyBreaker        = "breaker"
+	keyFallback       = "fallback"
+	keyReadOnlyTx     = "readonly_tx"
+)
+
+// Node attribute names.
+const (
+	attrWeight = "weight"
+	attrName   = "name"
+)
+
+// knownKeys lists every DSN key in canonical order.
+var knownKeys = []string{
+	keyDriver, keyPrimary, keyReplica, keyPoolSize, keyMinIdle,
+	keyAcquireTimeout, keyIdleTimeout, keyMaxLifetime, keyMaxWaiters,
+	keyCheckInterval, keyProbeQuery, keyProbeTimeout, keyBreaker,
+	keyFallback, keyReadOnlyTx,
+}
+
+var knownAttrs = []string{attrWeight, attrName}
+
+func isKnownKey(k string) bool {
+	for _, kk := range knownKeys {
+		if k == kk {
+			return true
+		}
+	}
+	return false
+}

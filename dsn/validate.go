@@ -1,0 +1,153 @@
+package dsn
+
+import (
+	"strconv"
+	"time"
+)
+
+// Validate checks a Config, typically one built in Go code, with the same
+// rules and error messages as Parse: the driver is set, node DSNs are
+// non-empty, weights are in [0, MaxWeight], node names are unique and free
+// of control characters, there are at most MaxReplicas replicas, and every
+// setting is in range (see the package documentation).
+//
+// Validate also normalises c in place, so it may modify it even when it
+// returns an error:
+//   - an empty node name gets its default ("primary", "replica1", ...);
+//   - Primary.Role is set to RolePrimary and every replica's Role to
+//     RoleReplica;
+//   - Primary.Weight is set to 1 (a Go-built primary may leave it 0; any
+//     other value is rejected like weight= on the primary in a DSN);
+//   - an empty, non-nil Replicas slice is set to nil, as Parse returns it.
+//
+// Note that a replica's zero Weight is meaningful (a spare), so a
+// Go-built replica meant to take reads must set Weight explicitly.
+// Validate is idempotent. It returns a *Error.
+func (c *Config) Validate() error {
+	if c == nil {
+		return newErr("", -1, "nil Config")
+	}
+	if c.Driver == "" {
+		return newErr(keyDriver, -1, driverRequired)
+	}
+	if err := c.validateNodes(); err != nil {
+		return err
+	}
+	return c.validateSettings()
+}
+
+// nodeErr returns an error about the node at index idx (0 primary, i+1
+// replica i).
+func nodeErr(key string, idx int, name, msg string) *Error {
+	return &Error{Key: key, Node: name, Msg: msg, Offset: -1, node: idx}
+}
+
+func (c *Config) validateNodes() error {
+	p := &c.Primary
+	p.Role = RolePrimary
+	if p.Name == "" {
+		p.Name = primaryName
+	}
+	if p.DSN == "" {
+		return nodeErr("primary", 0, p.Name, "empty node DSN")
+	}
+	if p.Weight != 0 && p.Weight != 1 {
+		return nodeErr("weight", 0, p.Name, "not allowed on the primary")
+	}
+	p.Weight = 1
+	if len(c.Replicas) == 0 {
+		c.Replicas = nil // as Parse returns it, so that round trips compare equal
+	}
+	if len(c.Replicas) > MaxReplicas {
+		return newErr("replica", -1, "too many replicas (maximum "+strconv.Itoa(MaxReplicas)+")")
+	}
+	for i := range c.Replicas {
+		r := &c.Replicas[i]
+		r.Role = RoleReplica
+		if r.Name == "" {
+			r.Name = defaultReplicaName(i)
+		}
+		if r.DSN == "" {
+			return nodeErr("replica", i+1, r.Name, "empty node DSN")
+		}
+		if msg := weightProblem(r.Weight); msg != "" {
+			return nodeErr("weight", i+1, r.Name, msg)
+		}
+	}
+	// Names: free of control characters and unique.
+	seen := make(map[string]struct{}, len(c.Replicas)+1)
+	for i := -1; i < len(c.Replicas); i++ {
+		n := p
+		if i >= 0 {
+			n = &c.Replicas[i]
+		}
+		if hasControl(n.Name) {
+			return nodeErr("name", i+1, "", "node name "+quoteShort(n.Name)+" contains a control character")
+		}
+		if _, dup := seen[n.Name]; dup {
+			return nodeErr("name", i+1, "", "duplicate node name "+quoteShort(n.Name))
+		}
+		seen[n.Name] = struct{}{}
+	}
+	return nil
+}
+
+// weightProblem describes what is wrong with a replica weight, or returns "".
+func weightProblem(w int) string {
+	if w < 0 {
+		return "must be >= 0, got " + strconv.Itoa(w)
+	}
+	if w > MaxWeight {
+		return "must be <= " + strconv.Itoa(MaxWeight) + ", got " + strconv.Itoa(w)
+	}
+	return ""
+}
+
+func hasControl(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] == 0x7f {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *Config) validateSettings() error {
+	if c.PoolSize < 1 || c.PoolSize > MaxPoolSize {
+		return newErr(keyPoolSize, -1, "must be between 1 and "+strconv.Itoa(MaxPoolSize)+", got "+strconv.Itoa(c.PoolSize))
+	}
+	if c.MinIdle < 0 || c.MinIdle > c.PoolSize {
+		return newErr(keyMinIdle, -1, "must be between 0 and pool_size ("+strconv.Itoa(c.PoolSize)+"), got "+strconv.Itoa(c.MinIdle))
+	}
+	for _, d := range []struct {
+		key      string
+		v        time.Duration
+		positive bool
+	}{
+		{keyAcquireTimeout, c.AcquireTimeout, false},
+		{keyIdleTimeout, c.IdleTimeout, false},
+		{keyMaxLifetime, c.MaxLifetime, false},
+		{keyCheckInterval, c.CheckInterval, true},
+		{keyProbeTimeout, c.ProbeTimeout, true},
+	} {
+		if d.v < 0 {
+			return newErr(d.key, -1, "must not be negative, got "+d.v.String())
+		}
+		if d.positive && d.v == 0 {
+			return newErr(d.key, -1, "must be positive, got 0s")
+		}
+	}
+	if c.MaxWaiters < 0 {
+		return newErr(keyMaxWaiters, -1, "must be >= 0, got "+strconv.Itoa(c.MaxWaiters))
+	}
+	if c.ProbeQuery == "" {
+		return newErr(keyProbeQuery, -1, "must not be empty")
+	}
+	if c.Fallback != FallbackPrimary && c.Fallback != FallbackError {
+		return newErr(keyFallback, -1, "invalid value "+c.Fallback.String()+" (want primary or error)")
+	}
+	if c.ReadOnlyTx != ReadOnlyTxReplica && c.ReadOnlyTx != ReadOnlyTxPrimary {
+		return newErr(keyReadOnlyTx, -1, "invalid value "+c.ReadOnlyTx.String()+" (want replica or primary)")
+	}
+	return nil
+}
