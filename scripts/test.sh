@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# scripts/test.sh: the project's one test command. Starts the replicated
+# PostgreSQL + MariaDB test cluster (scripts/cluster.sh), runs go vet and the
+# tests against it with the race detector, and tears the cluster down again.
+#
+# Usage:
+#   ./scripts/test.sh                       full run (what CI does)
+#   ./scripts/test.sh [GO TEST ARGS...]     focused run
+#
+# Full run (no arguments): for every Go module in the repo, i.e. every
+# directory with a go.mod (the root module first; .git, .cluster, vendor and
+# testdata dirs are skipped), run in that directory:
+#     go vet ./...
+#     go test -race -count=1 -timeout 25m ./...
+# Every module is tried even if an earlier one fails; the exit status is
+# non-zero if any step failed.
+#
+# Focused run (any arguments): the arguments replace the package list and
+# are appended after the default flags, in the current directory only:
+#     go vet ./...
+#     go test -race -count=1 -timeout 25m ARGS...
+# So name the packages yourself, e.g.
+#     ./scripts/test.sh -run TestFailover ./routing/
+#     ./scripts/test.sh -v ./...
+#     (cd examples && ../scripts/test.sh ./...)     a nested module
+# Later flags win, so ARGS can override the defaults: -count=3,
+# -timeout=5m, -race=false. Without a package argument go test tests only the
+# package in the current directory.
+#
+# Environment:
+#   RWPOOL_KEEP_CLUSTER=1   leave the cluster running afterwards (state and
+#                           env file in $RWPOOL_CLUSTER_DIR, see cluster.sh)
+#   RWPOOL_REUSE_CLUSTER=1  use an already running cluster if `cluster.sh
+#                           status` says it is healthy (and leave it running);
+#                           handy with RWPOOL_KEEP_CLUSTER=1 for quick reruns
+#   RWPOOL_SKIP_VET=1       don't run go vet
+#   RWPOOL_CLUSTER_DIR, RWPOOL_PG_PORT_BASE, RWPOOL_MY_PORT_BASE,
+#   RWPOOL_READY_TIMEOUT    passed on to scripts/cluster.sh
+# CI=true is expected to be set by CI itself (tests then fail instead of
+# skipping when the cluster is missing); this script doesn't set it.
+
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+CLUSTER="$ROOT/scripts/cluster.sh"
+GO_TEST_FLAGS=(-race -count=1 -timeout 25m)
+
+OWN_CLUSTER=1
+
+log() { printf '[test %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
+
+# shellcheck disable=SC2317 # run by the EXIT trap
+cleanup() {
+    local rc=$?
+    trap - EXIT INT TERM
+    if [ "$OWN_CLUSTER" -eq 1 ]; then
+        if [ "${RWPOOL_KEEP_CLUSTER:-0}" = 1 ]; then
+            log "RWPOOL_KEEP_CLUSTER=1: cluster left running; env: $RWPOOL_CLUSTER_DIR/env; stop it with $CLUSTER down"
+        else
+            "$CLUSTER" down || log "WARNING: cluster teardown failed"
+        fi
+    fi
+    exit "$rc"
+}
+
+FAILED=()
+
+# step DIR NAME CMD...: run CMD in DIR, record a failure instead of stopping.
+step() {
+    local dir="$1" name="$2"
+    shift 2
+    local where="${dir/#"$ROOT"/.}"
+    log "$name in $where: $*"
+    if ! (cd "$dir" && "$@"); then
+        FAILED+=("'$name' in $where")
+    fi
+}
+
+# go_modules: directories holding a go.mod, root module first, relative to
+# $ROOT ("." for the root).
+go_modules() {
+    (cd "$ROOT" &&
+        find . \( -name .git -o -name .cluster -o -name vendor -o -name testdata \) -prune -o \
+            -name go.mod -type f -printf '%h\n' | sort |
+        awk '$0 == "." {print; next} {rest[++n] = $0} END {for (i = 1; i <= n; i++) print rest[i]}')
+}
+
+main() {
+    if [ -d /usr/local/go/bin ]; then PATH="/usr/local/go/bin:$PATH"; fi
+    export PATH
+    command -v go >/dev/null 2>&1 || {
+        log "ERROR: go not found on PATH (looked in /usr/local/go/bin too)"
+        exit 1
+    }
+    export RWPOOL_CLUSTER_DIR="${RWPOOL_CLUSTER_DIR:-/tmp/rwpool-cluster}"
+
+    # --- cluster ---
+    # The EXIT trap tears the cluster down whatever happens; INT/TERM go
+    # through `exit` so that it runs for them too.
+    trap cleanup EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
+    if [ "${RWPOOL_REUSE_CLUSTER:-0}" = 1 ] && "$CLUSTER" status >/dev/null 2>&1; then
+        log "RWPOOL_REUSE_CLUSTER=1: using the running cluster in $RWPOOL_CLUSTER_DIR"
+        OWN_CLUSTER=0
+    else
+        "$CLUSTER" up
+    fi
+    # shellcheck disable=SC1091
+    . "$RWPOOL_CLUSTER_DIR/env"
+
+    # --- go vet / go test ---
+    local m dir mods
+    if [ "$#" -eq 0 ]; then
+        mapfile -t mods < <(go_modules)
+        for m in "${mods[@]}"; do
+            dir="$ROOT/${m#./}"
+            dir="${dir%/.}"
+            if [ "${RWPOOL_SKIP_VET:-0}" != 1 ]; then step "$dir" "go vet" go vet ./...; fi
+            step "$dir" "go test" go test "${GO_TEST_FLAGS[@]}" ./...
+        done
+    else
+        if [ "${RWPOOL_SKIP_VET:-0}" != 1 ]; then step "$PWD" "go vet" go vet ./...; fi
+        step "$PWD" "go test" go test "${GO_TEST_FLAGS[@]}" "$@"
+    fi
+
+    if [ "${#FAILED[@]}" -gt 0 ]; then
+        log "FAILED: ${FAILED[*]}"
+        exit 1
+    fi
+    log "all passed"
+}
+
+# Parsed in one go before it runs: editing this file during a (long) run
+# can't derail the run.
+main "$@"; exit "$?"
