@@ -1,0 +1,181 @@
+package routing
+
+// Dialect selects the lexical rules Classify applies: which characters start
+// comments, strings and quoted identifiers, and how those end.
+type Dialect uint8
+
+const (
+	// DialectGeneric is for an unknown driver. Where the dialects disagree
+	// (# comments, backslash escapes, "...", `...`, $$ quotes, @x, nested
+	// comments, /*! */ comments) the statement is classified under both the
+	// Postgres and the MySQL rules and the more conservative verdict wins:
+	// Primary if either says Primary, Session if either says Session.
+	DialectGeneric Dialect = iota
+	// DialectPostgres is for lib/pq, pgx and other PostgreSQL drivers:
+	// nested /* */ comments, '...' without backslash escapes
+	// (standard_conforming_strings on), E'...' with them, "..." quoted
+	// identifiers, $$...$$ and $tag$...$tag$ quotes, $1 placeholders; # and
+	// @ are operators.
+	DialectPostgres
+	// DialectMySQL is for MySQL and MariaDB with the default sql_mode:
+	// # and "-- " comments, /*! ... */ and /*M! ... */ comments whose body is
+	// executed, backslash escapes in '...' and "...", "..." strings,
+	// `...` quoted identifiers, @x user variables and @@x system variables.
+	DialectMySQL
+)
+
+// Target is where a statement should run.
+type Target uint8
+
+const (
+	// Primary is the read-write node. It is the zero value: when in doubt,
+	// a statement goes to the primary.
+	Primary Target = iota
+	// Replica is any read-only node.
+	Replica
+)
+
+// Rule names the rule that decided a Decision's Target, for the `rwpool
+// route` command and for statistics. Its String is a few words.
+//
+// The zero Rule is RuleWrite, so the zero Decision is {Primary, RuleWrite,
+// false}, the conservative default.
+type Rule uint8
+
+const (
+	// RuleWrite: the statement does not start with a read keyword (INSERT,
+	// UPDATE, DELETE, MERGE, DDL, CALL, DO, COPY, unknown words, ...).
+	RuleWrite Rule = iota
+	// RuleRead: SELECT, WITH, SHOW, VALUES or TABLE with nothing that makes
+	// it write or touch session state.
+	RuleRead
+	// RuleExplain: EXPLAIN (or MySQL DESCRIBE/DESC) without ANALYZE. It does
+	// not run the explained statement, which may be a write.
+	RuleExplain
+	// RuleHintPrimary: a /*rwpool:primary*/ comment before the first token.
+	RuleHintPrimary
+	// RuleHintReplica: a /*rwpool:replica*/ comment before the first token.
+	RuleHintReplica
+	// RuleEmpty: nothing but whitespace, comments and semicolons.
+	RuleEmpty
+	// RuleUnterminated: a string, quoted identifier, dollar quote or comment
+	// runs to the end of the query.
+	RuleUnterminated
+	// RuleMultiStatement: several statements, not all of them reads.
+	RuleMultiStatement
+	// RuleSession: a statement that changes connection state: SET, RESET,
+	// USE, DISCARD, LOCK/UNLOCK, PREPARE/EXECUTE/DEALLOCATE, DECLARE, FETCH,
+	// MOVE, CLOSE, LISTEN/UNLISTEN, BEGIN, START, COMMIT, END, ROLLBACK,
+	// ABORT, SAVEPOINT, RELEASE, XA, HANDLER, GET DIAGNOSTICS, CREATE
+	// TEMP(ORARY), DROP TEMPORARY, DROP PREPARE, FLUSH ... WITH READ LOCK.
+	RuleSession
+	// RuleWritingCTE: a WITH whose CTE or main statement is INSERT, UPDATE,
+	// DELETE or MERGE.
+	RuleWritingCTE
+	// RuleExplainAnalyze: EXPLAIN ANALYZE runs the explained statement.
+	RuleExplainAnalyze
+	// RuleLockingRead: FOR UPDATE, FOR NO KEY UPDATE, FOR SHARE, FOR KEY
+	// SHARE or LOCK IN SHARE MODE, at any depth.
+	RuleLockingRead
+	// RuleSelectInto: SELECT ... INTO at the statement's top level (a table in
+	// Postgres, OUTFILE, DUMPFILE or variables in MySQL).
+	RuleSelectInto
+	// RuleSessionFunc: a call of a function that reads or sets per-connection
+	// state: nextval, setval, currval, lastval, set_config, LAST_INSERT_ID,
+	// FOUND_ROWS, ROW_COUNT, MariaDB NEXT/PREVIOUS VALUE FOR, and the MySQL
+	// SQL_CALC_FOUND_ROWS modifier.
+	RuleSessionFunc
+	// RuleLockFunc: a named or advisory lock function: GET_LOCK,
+	// RELEASE_LOCK, RELEASE_ALL_LOCKS, IS_FREE_LOCK, IS_USED_LOCK,
+	// pg_advisory_* and pg_try_advisory_*.
+	RuleLockFunc
+	// RuleWriteFunc: a built-in function that writes or fails on a standby:
+	// pg_notify, txid_current, pg_current_xact_id and the large-object
+	// writers lo_creat, lo_create, lo_import, lo_unlink, lo_put,
+	// lo_from_bytea.
+	RuleWriteFunc
+	// RuleUserVar: a MySQL user variable @x (not @@x), whose value lives in
+	// the connection that set it.
+	RuleUserVar
+
+	numRules // number of rules, for tests
+)
+
+// Decision is the classifier's verdict on one query string.
+type Decision struct {
+	// Target is where the query should run.
+	Target Target
+	// Rule is the rule that decided Target. For a write it is RuleWrite even
+	// when Session is set by something inside it (INSERT ... nextval(...)).
+	Rule Rule
+	// Session reports that the query changes per-connection session state,
+	// or depends on state that exists only on the connection that created
+	// it, so that later statements must run on the same connection:
+	//
+	//   - session statements (RuleSession): SET (also SET LOCAL and SET
+	//     GLOBAL), RESET, USE, DISCARD, LOCK/UNLOCK, PREPARE, EXECUTE,
+	//     DEALLOCATE, DECLARE, FETCH, MOVE, CLOSE, LISTEN, UNLISTEN,
+	//     transaction control issued as text, HANDLER, GET DIAGNOSTICS,
+	//     temporary tables, FLUSH ... WITH READ LOCK;
+	//   - SELECT ... INTO TEMP table;
+	//   - connection-state functions (nextval, setval, currval, lastval,
+	//     set_config, LAST_INSERT_ID, FOUND_ROWS, ROW_COUNT, NEXT/PREVIOUS
+	//     VALUE FOR, SQL_CALC_FOUND_ROWS);
+	//   - session-scoped locks (GET_LOCK, RELEASE_LOCK, RELEASE_ALL_LOCKS,
+	//     pg_advisory_* other than the _xact_ variants);
+	//   - MySQL user variables @x.
+	//
+	// It is set wherever these occur, also inside writes, and it is kept
+	// under a hint: /*rwpool:replica*/ SET x = 1 is {Replica,
+	// RuleHintReplica, true}. A plain write has Session false; its Target,
+	// Primary, already says it must stay on the primary.
+	Session bool
+}
+
+// Classify decides where query runs. It is a pure function of its
+// arguments: one pass over the bytes (two for DialectGeneric when the query
+// contains characters the dialects read differently), no allocation, no
+// locks, no global mutable state; it is safe for concurrent use.
+//
+// The order of precedence is: a /*rwpool:primary*/ hint, an unterminated
+// quote or comment, a /*rwpool:replica*/ hint, the empty query, then the
+// statements. A single statement decides by itself; several statements go
+// to the replica only when every one is a read (the Decision then carries
+// the first statement's rule), else to the primary with RuleMultiStatement.
+// A ";" followed only by whitespace and comments ends a statement without
+// starting another.
+func Classify(query string, d Dialect) Decision {
+	switch d {
+	case DialectPostgres:
+		r, _ := scan(query, lexPostgres)
+		return r
+	case DialectMySQL:
+		r, _ := scan(query, lexMySQL)
+		return r
+	}
+	pg, divergent := scan(query, lexPostgres)
+	if !divergent {
+		// Nothing the MySQL rules would read differently: the MySQL pass
+		// could not be more conservative than this one.
+		return pg
+	}
+	my, _ := scan(query, lexMySQL)
+	return mergeGeneric(pg, my)
+}
+
+// mergeGeneric combines the Postgres and the MySQL verdicts of one query:
+// unterminated in either, else Primary in either (a non-empty one first),
+// else the Postgres verdict; Session if either.
+func mergeGeneric(pg, my Decision) Decision {
+	d := pg
+	switch {
+	case pg.Rule == RuleUnterminated:
+	case my.Rule == RuleUnterminated:
+		d = my
+	case pg.Target == Primary && pg.Rule != RuleEmpty:
+	case my.Target == Primary:
+		d = my
+	}
+	d.Session = pg.Session || my.Session
+	return d
+}

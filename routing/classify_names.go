@@ -1,0 +1,93 @@
+package routing
+
+import "strconv"
+
+// DialectOf maps a database/sql driver name to a Dialect, ignoring case:
+// names containing "postgres" or "pgx" ("postgres", "postgresql", "pgx",
+// "pgx/v5", "cloudsqlpostgres", "nrpostgres", ...), "pq" and names
+// containing "cockroach" are DialectPostgres; names containing "mysql" or
+// "mariadb" are DialectMySQL; anything else is DialectGeneric.
+func DialectOf(driverName string) Dialect {
+	switch {
+	case containsFold(driverName, "postgres"), containsFold(driverName, "pgx"),
+		containsFold(driverName, "cockroach"), len(driverName) == 2 && containsFold(driverName, "pq"):
+		return DialectPostgres
+	case containsFold(driverName, "mysql"), containsFold(driverName, "mariadb"):
+		return DialectMySQL
+	}
+	return DialectGeneric
+}
+
+// containsFold reports whether s contains the lower-case ASCII word sub,
+// ignoring ASCII case.
+func containsFold(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if eqLower(s[i:i+len(sub)], sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// String returns "generic", "postgres" or "mysql".
+func (d Dialect) String() string {
+	switch d {
+	case DialectGeneric:
+		return "generic"
+	case DialectPostgres:
+		return "postgres"
+	case DialectMySQL:
+		return "mysql"
+	}
+	return "Dialect(" + strconv.Itoa(int(d)) + ")"
+}
+
+// String returns "primary" or "replica".
+func (t Target) String() string {
+	switch t {
+	case Primary:
+		return "primary"
+	case Replica:
+		return "replica"
+	}
+	return "Target(" + strconv.Itoa(int(t)) + ")"
+}
+
+var ruleNames = [numRules]string{
+	RuleWrite:          "write: not a read statement",
+	RuleRead:           "read: SELECT/WITH/SHOW/VALUES/TABLE",
+	RuleExplain:        "read: EXPLAIN/DESCRIBE without ANALYZE",
+	RuleHintPrimary:    "hint: /*rwpool:primary*/",
+	RuleHintReplica:    "hint: /*rwpool:replica*/",
+	RuleEmpty:          "primary: empty query",
+	RuleUnterminated:   "primary: unterminated quote or comment",
+	RuleMultiStatement: "write: multi-statement with a non-read",
+	RuleSession:        "session: session statement (SET, USE, PREPARE, BEGIN, temp table...)",
+	RuleWritingCTE:     "write: data-modifying WITH",
+	RuleExplainAnalyze: "write: EXPLAIN ANALYZE",
+	RuleLockingRead:    "write: locking read (FOR UPDATE/SHARE)",
+	RuleSelectInto:     "write: SELECT ... INTO",
+	RuleSessionFunc:    "session: session function (nextval, currval, LAST_INSERT_ID...)",
+	RuleLockFunc:       "session: lock function (GET_LOCK, pg_advisory_*...)",
+	RuleWriteFunc:      "write: writing function (pg_notify, txid_current...)",
+	RuleUserVar:        "session: user variable @x",
+}
+
+// String names the rule in a few words, such as "read: SELECT/WITH/SHOW/VALUES/TABLE"
+// or "write: locking read (FOR UPDATE/SHARE)".
+func (r Rule) String() string {
+	if r < numRules {
+		return ruleNames[r]
+	}
+	return "Rule(" + strconv.Itoa(int(r)) + ")"
+}
+
+// String formats d as "primary (write: not a read statement)", with
+// " +session" appended when Session is set.
+func (d Decision) String() string {
+	s := d.Target.String() + " (" + d.Rule.String() + ")"
+	if d.Session {
+		s += " +session"
+	}
+	return s
+}
