@@ -1,0 +1,189 @@
+package rwpool
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/rwpool/rwpool/dsn"
+	"github.com/rwpool/rwpool/health"
+	"github.com/rwpool/rwpool/pool"
+	"github.com/rwpool/rwpool/routing"
+)
+
+// Connector is a driver.Connector over one primary and its replicas. It owns
+// one pool of real connections per node. Close it (sql.DB.Close does) to
+// close every real connection and stop every background goroutine.
+type Connector struct {
+	cfg      dsn.Config // private copy; never changed after NewConnector
+	dialect  routing.Dialect
+	drv      *Driver // returned by Driver, so Stats can find us from a *sql.DB
+	primary  *node
+	replicas []*node
+	nodes    []*node // primary first, then replicas in DSN order
+	picker   *routing.Picker
+
+	closed    atomic.Bool
+	closeOnce sync.Once
+	closeErr  error
+}
+
+var _ interface {
+	driver.Connector
+	io.Closer
+} = (*Connector)(nil)
+
+// NewConnector returns a Connector for cfg, for use with sql.OpenDB:
+//
+//	cfg := dsn.NewConfig()
+//	cfg.Driver = "postgres"
+//	cfg.Primary.DSN = "host=db1 user=app dbname=shop"
+//	cfg.Replicas = []dsn.Node{{DSN: "host=db2 user=app dbname=shop", Weight: 1}}
+//	c, err := rwpool.NewConnector(cfg)
+//	if err != nil { ... }
+//	db := sql.OpenDB(c)
+//
+// cfg is validated (with the same rules as a parsed DSN) and copied; later
+// changes to it have no effect. The underlying driver must be registered with
+// database/sql, usually by a blank import.
+func NewConnector(cfg *dsn.Config) (*Connector, error) {
+	if cfg == nil {
+		return nil, errors.New("rwpool: nil config")
+	}
+	cp := *cfg
+	cp.Replicas = slices.Clone(cfg.Replicas)
+	if err := cp.Validate(); err != nil {
+		return nil, err
+	}
+	real, err := lookupDriver(&cp)
+	if err != nil {
+		return nil, err
+	}
+	c := &Connector{cfg: cp, dialect: routing.DialectOf(cp.Driver)}
+	c.drv = &Driver{c: c}
+
+	nodes := append([]dsn.Node{cp.Primary}, cp.Replicas...)
+	picks := make([]routing.Candidate, 0, len(cp.Replicas))
+	for _, nc := range nodes {
+		n, err := c.newNode(real, nc)
+		if err != nil {
+			c.Close()
+			return nil, err
+		}
+		c.nodes = append(c.nodes, n)
+		if nc.Role == dsn.RolePrimary {
+			c.primary = n
+			continue
+		}
+		c.replicas = append(c.replicas, n)
+		picks = append(picks, routing.Candidate{Weight: nc.Weight, Node: n.health})
+	}
+	c.picker = routing.NewPicker(picks)
+	return c, nil
+}
+
+// newNode builds the real connector and the pool of one node.
+func (c *Connector) newNode(real driver.Driver, nc dsn.Node) (*node, error) {
+	var rc driver.Connector = dsnConnector{drv: real, dsn: nc.DSN}
+	if dc, ok := real.(driver.DriverContext); ok {
+		var err error
+		if rc, err = dc.OpenConnector(nc.DSN); err != nil {
+			return nil, &nodeError{node: nc.Name, op: "open connector", err: redactErr(err, nc.DSN)}
+		}
+	}
+	p, err := pool.New(pool.Config{
+		Name:           nc.Name,
+		Connector:      redactingConnector{Connector: rc, dsn: nc.DSN},
+		MaxOpen:        c.cfg.PoolSize,
+		MinIdle:        c.cfg.MinIdle,
+		AcquireTimeout: c.cfg.AcquireTimeout,
+		IdleTimeout:    c.cfg.IdleTimeout,
+		MaxLifetime:    c.cfg.MaxLifetime,
+		MaxWaiters:     c.cfg.MaxWaiters,
+	})
+	if err != nil {
+		closeConnector(rc)
+		return nil, err // a *pool.Error, naming the node
+	}
+	return &node{cfg: nc, pool: p, health: health.NewNode(nc.Name), conn: rc}, nil
+}
+
+// lookupDriver finds the registered driver cfg names. database/sql offers no
+// lookup by name, so it opens (without connecting) a throwaway *sql.DB.
+func lookupDriver(cfg *dsn.Config) (driver.Driver, error) {
+	if cfg.Driver == DriverName {
+		return nil, errors.New("rwpool: dsn: driver: rwpool cannot route to itself")
+	}
+	if !slices.Contains(sql.Drivers(), cfg.Driver) {
+		return nil, fmt.Errorf("rwpool: dsn: driver: %q is not registered with database/sql (forgotten import?)", cfg.Driver)
+	}
+	db, err := sql.Open(cfg.Driver, cfg.Primary.DSN)
+	if err != nil {
+		return nil, &nodeError{node: cfg.Primary.Name, op: "open", err: redactErr(err, cfg.Primary.DSN)}
+	}
+	d := db.Driver()
+	db.Close()
+	return d, nil
+}
+
+// Connect returns a virtual connection. It does no I/O: real connections are
+// borrowed from the node pools per statement.
+func (c *Connector) Connect(context.Context) (driver.Conn, error) {
+	if c.closed.Load() {
+		return nil, ErrClosed
+	}
+	return &conn{c: c}, nil
+}
+
+// Driver returns a driver whose Open parses DSNs as the registered rwpool
+// driver does, and through which Stats finds this Connector.
+func (c *Connector) Driver() driver.Driver { return c.drv }
+
+// Config returns a copy of the Connector's configuration.
+func (c *Connector) Config() *dsn.Config {
+	cp := c.cfg
+	cp.Replicas = slices.Clone(c.cfg.Replicas)
+	return &cp
+}
+
+// Close closes every node pool and the real connectors. Real connections in
+// use are closed as they are returned. Close is idempotent.
+func (c *Connector) Close() error {
+	c.closeOnce.Do(func() {
+		c.closed.Store(true)
+		var errs []error
+		for _, n := range c.nodes {
+			errs = append(errs, n.pool.Close(), closeConnector(n.conn))
+		}
+		c.closeErr = errors.Join(errs...)
+	})
+	return c.closeErr
+}
+
+func closeConnector(rc driver.Connector) error {
+	if cl, ok := rc.(io.Closer); ok {
+		return cl.Close()
+	}
+	return nil
+}
+
+// dsnConnector adapts a driver without driver.DriverContext.
+type dsnConnector struct {
+	drv driver.Driver
+	dsn string
+}
+
+func (d dsnConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return d.drv.Open(d.dsn)
+}
+
+func (d dsnConnector) Driver() driver.Driver { return d.drv }

@@ -1,0 +1,113 @@
+package rwpool
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// NodeStats describes one node at one moment.
+type NodeStats struct {
+	Name         string        // node name from the DSN
+	Role         string        // "primary" or "replica"
+	Weight       int           // replica weight (1 for the primary)
+	Available    bool          // whether routing may choose it
+	MaxOpen      int           // pool_size
+	Open         int           // real connections open (idle + in use + dialing)
+	Idle         int           // real connections idle in the pool
+	InUse        int           // real connections borrowed
+	Waiting      int           // borrowers waiting for a connection now
+	Served       uint64        // statements and transactions routed to it
+	Errors       uint64        // statements that failed on it
+	WaitCount    int64         // borrows that had to wait
+	WaitDuration time.Duration // total time borrows waited
+}
+
+// Snapshot is the state of every node of a Connector, primary first.
+type Snapshot struct {
+	Nodes []NodeStats
+}
+
+// String prints one aligned line per node. It names nodes, never their DSNs.
+func (s Snapshot) String() string {
+	var b strings.Builder
+	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "NODE\tROLE\tWEIGHT\tSTATE\tOPEN\tIDLE\tIN USE\tWAITING\tSERVED\tERRORS\tWAITS\tWAITED")
+	for _, n := range s.Nodes {
+		state := "available"
+		if !n.Available {
+			state = "unavailable"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%d/%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n",
+			n.Name, n.Role, n.Weight, state, n.Open, n.MaxOpen, n.Idle, n.InUse, n.Waiting,
+			n.Served, n.Errors, n.WaitCount, n.WaitDuration.Round(time.Microsecond))
+	}
+	w.Flush()
+	return b.String()
+}
+
+// Stats returns the current state of every node.
+func (c *Connector) Stats() Snapshot {
+	s := Snapshot{Nodes: make([]NodeStats, len(c.nodes))}
+	for i, n := range c.nodes {
+		ps := n.pool.Stat()
+		s.Nodes[i] = NodeStats{
+			Name:         n.cfg.Name,
+			Role:         n.cfg.Role.String(),
+			Weight:       n.cfg.Weight,
+			Available:    n.health.Available(),
+			MaxOpen:      ps.MaxOpen,
+			Open:         ps.Open,
+			Idle:         ps.Idle,
+			InUse:        ps.InUse,
+			Waiting:      ps.Waiting,
+			Served:       n.served.Load(),
+			Errors:       n.errors.Load(),
+			WaitCount:    ps.WaitCount,
+			WaitDuration: ps.WaitDuration,
+		}
+	}
+	return s
+}
+
+// ErrNotRWPool is returned by Stats for a *sql.DB not opened with rwpool.
+var ErrNotRWPool = errors.New("rwpool: not an rwpool database")
+
+// Stats returns the state of every node of a *sql.DB opened with rwpool
+// (by sql.Open("rwpool", …) or sql.OpenDB with a *Connector). It needs no
+// database connection, so it answers even when every pool is exhausted.
+func Stats(db *sql.DB) (Snapshot, error) {
+	if c := connectorOf(db); c != nil {
+		return c.Stats(), nil
+	}
+	return Snapshot{}, ErrNotRWPool
+}
+
+// connectorOf finds the Connector behind db: through db.Driver(), which a
+// Connector answers with a Driver that points back to it, or, for a
+// *sql.DB opened through Driver.Open, through a connection.
+func connectorOf(db *sql.DB) *Connector {
+	if d, ok := db.Driver().(*Driver); ok && d.c != nil {
+		return d.c
+	}
+	if _, ok := db.Driver().(*Driver); !ok {
+		return nil
+	}
+	sc, err := db.Conn(context.Background())
+	if err != nil {
+		return nil
+	}
+	defer sc.Close()
+	var c *Connector
+	sc.Raw(func(dc any) error {
+		if vc, ok := dc.(*conn); ok {
+			c = vc.c
+		}
+		return nil
+	})
+	return c
+}
