@@ -4,8 +4,10 @@ import (
 	"context"
 	"database/sql/driver"
 	"errors"
+	"slices"
 
 	"github.com/rwpool/rwpool/dsn"
+	"github.com/rwpool/rwpool/health"
 	"github.com/rwpool/rwpool/pool"
 	"github.com/rwpool/rwpool/routing"
 )
@@ -31,6 +33,7 @@ type conn struct {
 	dirty   bool // session state was changed on pin: never reuse it
 	tx      *tx
 	closed  bool
+	broken  bool // a call on the pin was abandoned: the lease is lost
 }
 
 var _ interface {
@@ -59,47 +62,20 @@ func pins(d routing.Decision) bool {
 	return d.Session || d.Target == routing.Primary
 }
 
-// borrow returns the real connection a statement decided by d runs on. When
-// the lease is pinned, that is the pin.
-func (vc *conn) borrow(ctx context.Context, d routing.Decision) (*pool.Conn, *node, error) {
-	if vc.closed {
-		return nil, nil, driver.ErrBadConn
-	}
+// borrowPin returns the lease's pinned connection, pinning one of the
+// primary's first if there is none.
+func (vc *conn) borrowPin(ctx context.Context, d routing.Decision) (*pool.Conn, *node, error) {
 	if vc.pin != nil {
 		vc.dirty = vc.dirty || d.Session
 		return vc.pin, vc.pinNode, nil
 	}
-	if pins(d) {
-		n := vc.c.primary
-		pc, err := n.acquire(ctx)
-		if err != nil {
-			return nil, nil, err
-		}
-		vc.pin, vc.pinNode, vc.dirty = pc, n, d.Session
-		return pc, n, nil
-	}
-	n, err := vc.c.route(ctx, d)
-	if err != nil {
-		return nil, nil, err
-	}
+	n := vc.c.primary
 	pc, err := n.acquire(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
+	vc.pin, vc.pinNode, vc.dirty = pc, n, d.Session
 	return pc, n, nil
-}
-
-// finish ends a statement that ran on pc: a borrowed connection goes back
-// to its pool; the pin stays, unless it broke.
-func (vc *conn) finish(pc *pool.Conn, n *node, err error) {
-	if pc != vc.pin {
-		n.done(pc, err)
-		return
-	}
-	n.noteErr(err)
-	if isBadConn(err) {
-		vc.unpin(true)
-	}
 }
 
 // unpin gives the pinned connection back: closed when broken or when its
@@ -121,28 +97,103 @@ func (vc *conn) unpin(broken bool) {
 	vc.dirty = false
 }
 
-// route chooses the node for a statement outside any pin.
-func (c *Connector) route(ctx context.Context, d routing.Decision) (*node, error) {
-	if d.Target == routing.Primary || forcePrimary(ctx) {
-		return c.primary, nil
+// onPin runs one call on the lease's pin (pinning the primary first when
+// needed). A call on a connection pinned for it alone that fails with
+// driver.ErrBadConn, the driver's word that nothing reached the server, is
+// retried once on a new connection; nothing else on a pin is ever retried,
+// since the session or transaction it belongs to is gone.
+func (vc *conn) onPin(ctx context.Context, d routing.Decision, call func(*pool.Conn) error) error {
+	for attempt := 0; ; attempt++ {
+		fresh := vc.pin == nil
+		pc, n, err := vc.borrowPin(ctx, d)
+		if err != nil {
+			return err
+		}
+		err = call(pc)
+		if err == errAbandoned {
+			// The call outlived its context and now owns the connection:
+			// the session is lost, so the lease must end.
+			vc.pin, vc.pinNode, vc.broken = nil, nil, true
+			return ctx.Err()
+		}
+		n.noteErr(err)
+		if err != nil && isBadConn(err) {
+			vc.unpin(true)
+			if fresh && attempt == 0 && vc.tx == nil && errors.Is(err, driver.ErrBadConn) {
+				continue
+			}
+		}
+		return err
 	}
-	return c.pickReplica()
 }
 
-// pickReplica returns a replica by weight among the available ones. With no
-// replica configured, reads simply go to the primary. With none available,
-// fallback decides.
-func (c *Connector) pickReplica() (*node, error) {
-	if len(c.replicas) == 0 {
+// read runs a read outside any pin. A read that fails at the connection
+// level (or finds its node unavailable) before any row reached the caller
+// is replayed on another node, each node at most once: other replicas
+// first, then the primary (unless fallback=error). call owns pc: it
+// returns it to the pool, or hands it to the rows it returns.
+func (vc *conn) read(ctx context.Context, call func(*pool.Conn, *node) error) error {
+	var triedBuf [4]*node
+	tried := triedBuf[:0]
+	var lastErr error
+	for {
+		n, err := vc.c.routeRead(ctx, tried)
+		if err != nil {
+			if lastErr != nil {
+				return lastErr
+			}
+			return err
+		}
+		pc, err := n.acquire(ctx)
+		if err == nil {
+			if err = call(pc, n); err == nil {
+				return nil
+			}
+			if err == errAbandoned {
+				return ctx.Err()
+			}
+		}
+		if !replayable(ctx, err) {
+			return err
+		}
+		n.replays.Add(1)
+		tried = append(tried, n)
+		lastErr = err
+	}
+}
+
+// replayable reports whether a failed read may run again elsewhere.
+func replayable(ctx context.Context, err error) bool {
+	return ctx.Err() == nil && (errors.Is(err, ErrUnavailable) || health.IsConnError(err))
+}
+
+// routeRead chooses the node for a read outside any pin, skipping tried.
+func (c *Connector) routeRead(ctx context.Context, tried []*node) (*node, error) {
+	if forcePrimary(ctx) || len(c.replicas) == 0 {
+		if slices.Contains(tried, c.primary) {
+			return nil, errNoReplica
+		}
 		return c.primary, nil
 	}
-	if i := c.picker.Pick(nil); i >= 0 {
+	var skip func(int) bool
+	if len(tried) > 0 {
+		skip = func(i int) bool { return slices.Contains(tried, c.replicas[i]) }
+	}
+	if i := c.picker.Pick(skip); i >= 0 {
 		return c.replicas[i], nil
 	}
-	if c.cfg.Fallback == dsn.FallbackPrimary {
+	if c.cfg.Fallback == dsn.FallbackPrimary && !slices.Contains(tried, c.primary) {
+		c.primary.fallbacks.Add(1)
 		return c.primary, nil
 	}
 	return nil, errNoReplica
+}
+
+// pickReplica returns a replica by weight among the available ones, for a
+// read-only transaction. With no replica configured it returns the primary;
+// with none available, fallback decides.
+func (c *Connector) pickReplica() (*node, error) {
+	return c.routeRead(context.Background(), nil)
 }
 
 var errNoReplica = &nodeError{node: "replicas", op: "read", err: ErrUnavailable}
@@ -153,12 +204,24 @@ func (vc *conn) ExecContext(ctx context.Context, query string, args []driver.Nam
 }
 
 func (vc *conn) exec(ctx context.Context, query string, d routing.Decision, args []driver.NamedValue) (driver.Result, error) {
-	pc, n, err := vc.borrow(ctx, d)
-	if err != nil {
-		return nil, err
+	if vc.closed || vc.broken {
+		return nil, driver.ErrBadConn
 	}
-	res, err := execReal(ctx, pc.Raw(), query, args)
-	vc.finish(pc, n, err)
+	var res driver.Result
+	if vc.pin != nil || pins(d) {
+		err := vc.onPin(ctx, d, func(pc *pool.Conn) (err error) {
+			res, err = execWatched(vc.c, ctx, pc, query, args)
+			return err
+		})
+		return res, err
+	}
+	err := vc.read(ctx, func(pc *pool.Conn, n *node) (err error) {
+		res, err = execWatched(vc.c, ctx, pc, query, args)
+		if err != errAbandoned {
+			n.done(pc, err)
+		}
+		return err
+	})
 	return res, err
 }
 
@@ -169,18 +232,39 @@ func (vc *conn) QueryContext(ctx context.Context, query string, args []driver.Na
 }
 
 func (vc *conn) query(ctx context.Context, query string, d routing.Decision, args []driver.NamedValue) (driver.Rows, error) {
-	pc, n, err := vc.borrow(ctx, d)
-	if err != nil {
-		return nil, err
+	if vc.closed || vc.broken {
+		return nil, driver.ErrBadConn
 	}
-	rs, st, err := queryReal(ctx, pc.Raw(), query, args)
-	if err != nil {
-		vc.finish(pc, n, err)
-		return nil, err
+	var r *rows
+	if vc.pin != nil || pins(d) {
+		err := vc.onPin(ctx, d, func(pc *pool.Conn) (err error) {
+			r, err = queryWatched(vc.c, ctx, pc, query, args)
+			if r != nil {
+				r.n = vc.pinNode
+			}
+			return err
+		})
+		return rowsOrNil(r, err)
 	}
-	r := &rows{rs: rs, st: st, n: n}
-	if pc != vc.pin {
-		r.pc = pc
+	err := vc.read(ctx, func(pc *pool.Conn, n *node) (err error) {
+		r, err = queryWatched(vc.c, ctx, pc, query, args)
+		if err == errAbandoned {
+			return err
+		}
+		if err != nil {
+			n.done(pc, err)
+			return err
+		}
+		r.pc, r.n = pc, n
+		return nil
+	})
+	return rowsOrNil(r, err)
+}
+
+// rowsOrNil keeps a nil *rows from becoming a non-nil driver.Rows.
+func rowsOrNil(r *rows, err error) (driver.Rows, error) {
+	if err != nil || r == nil {
+		return nil, err
 	}
 	return r, nil
 }
@@ -258,12 +342,15 @@ func (vc *conn) endTx(err error) {
 
 // Ping pings the primary (or the lease's pinned connection).
 func (vc *conn) Ping(ctx context.Context) error {
-	if vc.closed {
+	if vc.closed || vc.broken {
 		return driver.ErrBadConn
 	}
 	if vc.pin != nil {
 		err := pingReal(ctx, vc.pin.Raw())
-		vc.finish(vc.pin, vc.pinNode, err)
+		vc.pinNode.noteErr(err)
+		if isBadConn(err) {
+			vc.unpin(true)
+		}
 		return err
 	}
 	n := vc.c.primary

@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/rwpool/rwpool/dsn"
 	"github.com/rwpool/rwpool/health"
@@ -23,12 +25,18 @@ import (
 type Connector struct {
 	cfg      dsn.Config // private copy; never changed after NewConnector
 	dialect  routing.Dialect
+	watch    bool    // the driver may block past a context's end (needsWatch)
 	drv      *Driver // returned by Driver, so Stats can find us from a *sql.DB
 	primary  *node
 	replicas []*node
 	nodes    []*node // primary first, then replicas in DSN order
 	picker   *routing.Picker
 
+	logger  atomic.Pointer[slog.Logger]
+	handler atomic.Pointer[func(Event)]
+
+	stop      chan struct{}  // closed by Close: stops the health checkers
+	bg        sync.WaitGroup // every background goroutine
 	closed    atomic.Bool
 	closeOnce sync.Once
 	closeErr  error
@@ -52,7 +60,7 @@ var _ interface {
 // cfg is validated (with the same rules as a parsed DSN) and copied; later
 // changes to it have no effect. The underlying driver must be registered with
 // database/sql, usually by a blank import.
-func NewConnector(cfg *dsn.Config) (*Connector, error) {
+func NewConnector(cfg *dsn.Config, opts ...Option) (*Connector, error) {
 	if cfg == nil {
 		return nil, errors.New("rwpool: nil config")
 	}
@@ -65,8 +73,12 @@ func NewConnector(cfg *dsn.Config) (*Connector, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Connector{cfg: cp, dialect: routing.DialectOf(cp.Driver)}
+	c := &Connector{cfg: cp, dialect: routing.DialectOf(cp.Driver), stop: make(chan struct{}),
+		watch: needsWatch(cp.Driver)}
 	c.drv = &Driver{c: c}
+	for _, o := range opts {
+		o(c)
+	}
 
 	nodes := append([]dsn.Node{cp.Primary}, cp.Replicas...)
 	picks := make([]routing.Candidate, 0, len(cp.Replicas))
@@ -85,7 +97,34 @@ func NewConnector(cfg *dsn.Config) (*Connector, error) {
 		picks = append(picks, routing.Candidate{Weight: nc.Weight, Node: n.health})
 	}
 	c.picker = routing.NewPicker(picks)
+	if cp.Breaker {
+		for _, n := range c.nodes {
+			c.startChecker(n)
+		}
+	}
 	return c, nil
+}
+
+// startChecker runs the node's health checker until Close. It owns the
+// node's dedicated probe connection.
+func (c *Connector) startChecker(n *node) {
+	c.bg.Add(1)
+	go func() {
+		defer c.bg.Done()
+		var conn driver.Conn
+		hc := health.Checker{
+			Node:     n.health,
+			Interval: c.cfg.CheckInterval,
+			Probe:    func(fresh bool) (time.Duration, error) { return n.probe(&conn, fresh) },
+			// Connections from before the outage are suspect: drop the idle
+			// ones and let the pool refill gradually (MaxConcurrentDials).
+			OnRecover: n.pool.DiscardIdle,
+		}
+		hc.Run(c.stop)
+		if conn != nil {
+			conn.Close()
+		}
+	}()
 }
 
 // newNode builds the real connector and the pool of one node.
@@ -106,12 +145,17 @@ func (c *Connector) newNode(real driver.Driver, nc dsn.Node) (*node, error) {
 		IdleTimeout:    c.cfg.IdleTimeout,
 		MaxLifetime:    c.cfg.MaxLifetime,
 		MaxWaiters:     c.cfg.MaxWaiters,
+		// A cap on dials in flight: after an outage, or on a cold start
+		// under load, the pool refills gradually instead of storming the
+		// server with pool_size connection attempts at once.
+		MaxConcurrentDials: min(c.cfg.PoolSize, maxConcurrentDials),
 	})
 	if err != nil {
 		closeConnector(rc)
 		return nil, err // a *pool.Error, naming the node
 	}
-	return &node{cfg: nc, pool: p, health: health.NewNode(nc.Name), conn: rc}, nil
+	return &node{c: c, cfg: nc, pool: p, conn: redactingConnector{Connector: rc, dsn: nc.DSN},
+		health: health.NewNode(nc.Name, nc.Role.String(), c.notify)}, nil
 }
 
 // lookupDriver finds the registered driver cfg names. database/sql offers no
@@ -152,18 +196,43 @@ func (c *Connector) Config() *dsn.Config {
 	return &cp
 }
 
-// Close closes every node pool and the real connectors. Real connections in
-// use are closed as they are returned. Close is idempotent.
+// Close stops the health checkers, closes every node pool and the real
+// connectors. Real connections in use are closed as they are returned.
+// Close is idempotent.
+//
+// A probe abandoned on a hung server (see probe) ends only when the
+// driver lets go; Close waits for such stragglers at most twice
+// probe_timeout, so closing a *sql.DB never hangs on a dead node.
 func (c *Connector) Close() error {
 	c.closeOnce.Do(func() {
 		c.closed.Store(true)
+		close(c.stop)
 		var errs []error
 		for _, n := range c.nodes {
-			errs = append(errs, n.pool.Close(), closeConnector(n.conn))
+			errs = append(errs, n.pool.Close())
+		}
+		waitBounded(&c.bg, 2*c.cfg.ProbeTimeout)
+		for _, n := range c.nodes {
+			errs = append(errs, closeConnector(n.conn.Connector))
 		}
 		c.closeErr = errors.Join(errs...)
 	})
 	return c.closeErr
+}
+
+// maxConcurrentDials caps dials in flight per node.
+const maxConcurrentDials = 8
+
+// waitBounded waits for wg, at most d.
+func waitBounded(wg *sync.WaitGroup, d time.Duration) {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
 }
 
 func closeConnector(rc driver.Connector) error {

@@ -4,29 +4,58 @@ import (
 	"context"
 	"database/sql/driver"
 	"errors"
+	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/rwpool/rwpool/dsn"
 	"github.com/rwpool/rwpool/health"
 	"github.com/rwpool/rwpool/pool"
 )
 
-// node is one database server: its configuration, pool, health and counters.
+// node is one database server: its configuration, pool, breaker and
+// counters.
 type node struct {
+	c      *Connector
 	cfg    dsn.Node
 	pool   *pool.Pool
 	health *health.Node
-	conn   driver.Connector // the real driver's connector for this node
+	conn   redactingConnector // the real driver's connector, redacting errors
 
-	served atomic.Uint64 // statements and transactions routed here
-	errors atomic.Uint64 // statements that failed here
+	confirming atomic.Bool // a confirming probe is running
+
+	served    atomic.Uint64 // statements and transactions routed here
+	errors    atomic.Uint64 // statements that failed here
+	replays   atomic.Uint64 // reads that failed here and were replayed elsewhere
+	fallbacks atomic.Uint64 // reads served here because no replica was available
 }
 
-// acquire borrows a real connection from the node's pool.
+// unavailableError is returned, at once, for a borrow from a tripped node.
+type unavailableError struct {
+	node  string
+	since time.Time
+	cause error
+}
+
+func (e *unavailableError) Error() string {
+	return fmt.Sprintf("rwpool: node %s: unavailable for %s: %v",
+		e.node, time.Since(e.since).Round(time.Millisecond), e.cause)
+}
+
+func (e *unavailableError) Is(target error) bool { return target == ErrUnavailable }
+func (e *unavailableError) Unwrap() error        { return e.cause }
+
+// acquire borrows a real connection from the node's pool; from a tripped
+// node it fails at once with an error wrapping ErrUnavailable.
 func (n *node) acquire(ctx context.Context) (*pool.Conn, error) {
+	if !n.health.Available() {
+		n.errors.Add(1)
+		return nil, &unavailableError{node: n.cfg.Name, since: n.health.Since(), cause: n.health.LastError()}
+	}
 	pc, err := n.pool.Acquire(ctx)
 	if err != nil {
 		n.errors.Add(1)
+		n.failed(err)
 		return nil, err
 	}
 	n.served.Add(1)
@@ -34,7 +63,8 @@ func (n *node) acquire(ctx context.Context) (*pool.Conn, error) {
 }
 
 // done returns a connection after a statement that ended with err: a
-// connection the driver reports broken is closed, anything else goes back.
+// connection that failed at the connection level is closed, anything else
+// goes back to the pool.
 func (n *node) done(pc *pool.Conn, err error) {
 	if err != nil {
 		n.noteErr(err)
@@ -46,16 +76,50 @@ func (n *node) done(pc *pool.Conn, err error) {
 	pc.Release()
 }
 
-// noteErr counts a statement error on the node.
+// noteErr counts a statement error on the node and, for a connection-level
+// error, asks the breaker to confirm it.
 func (n *node) noteErr(err error) {
-	if err != nil && !errors.Is(err, context.Canceled) {
-		n.errors.Add(1)
+	if err == nil || errors.Is(err, context.Canceled) {
+		return
 	}
+	n.errors.Add(1)
+	n.failed(err)
 }
 
-// isBadConn reports whether err means the real connection can't be reused.
+// failed starts a confirming probe when err may mean the node is down: a
+// connection-level error, or a statement deadline that passed (a hung node
+// shows itself that way). The probe, on a fresh connection with
+// probe_timeout, decides; an error alone never trips a node. Only one probe
+// per node runs at a time, so an error storm costs one probe.
+func (n *node) failed(err error) {
+	if !n.c.cfg.Breaker || !n.health.Available() {
+		return
+	}
+	if !health.IsConnError(err) && !errors.Is(err, context.DeadlineExceeded) {
+		return
+	}
+	if !n.confirming.CompareAndSwap(false, true) {
+		return
+	}
+	n.c.bg.Add(1)
+	go func() {
+		defer n.c.bg.Done()
+		defer n.confirming.Store(false)
+		var conn driver.Conn
+		if _, perr := n.probe(&conn, true); perr != nil {
+			n.health.Trip(fmt.Errorf("%w (confirmed by probe: %v)", err, perr))
+		}
+		if conn != nil {
+			conn.Close()
+		}
+	}()
+}
+
+// isBadConn reports whether err means the real connection can't be reused:
+// a connection-level failure, or a statement interrupted by its context,
+// after which the connection's protocol state is unknown.
 func isBadConn(err error) bool {
-	return errors.Is(err, driver.ErrBadConn)
+	return health.IsConnError(err) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
 }
 
 // redactingConnector hides the node DSN's secrets in dial errors: drivers

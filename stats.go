@@ -12,19 +12,27 @@ import (
 
 // NodeStats describes one node at one moment.
 type NodeStats struct {
-	Name         string        // node name from the DSN
-	Role         string        // "primary" or "replica"
-	Weight       int           // replica weight (1 for the primary)
-	Available    bool          // whether routing may choose it
-	MaxOpen      int           // pool_size
-	Open         int           // real connections open (idle + in use + dialing)
-	Idle         int           // real connections idle in the pool
-	InUse        int           // real connections borrowed
-	Waiting      int           // borrowers waiting for a connection now
-	Served       uint64        // statements and transactions routed to it
-	Errors       uint64        // statements that failed on it
-	WaitCount    int64         // borrows that had to wait
-	WaitDuration time.Duration // total time borrows waited
+	Name             string        // node name from the DSN
+	Role             string        // "primary" or "replica"
+	Weight           int           // replica weight (1 for the primary)
+	Available        bool          // whether routing may choose it
+	State            string        // "available" or "unavailable"
+	Since            time.Time     // when the node entered State
+	UnavailableSince time.Time     // when it became unavailable; zero while available
+	Trips            int64         // times it became unavailable
+	LastError        string        // cause of the last trip (node DSNs redacted)
+	ProbeLatency     time.Duration // latency of the last successful health probe
+	MaxOpen          int           // pool_size
+	Open             int           // real connections open (idle + in use + dialing)
+	Idle             int           // real connections idle in the pool
+	InUse            int           // real connections borrowed
+	Waiting          int           // borrowers waiting for a connection now
+	Served           uint64        // statements and transactions routed to it
+	Errors           uint64        // statements that failed on it
+	WaitCount        int64         // borrows that had to wait
+	WaitDuration     time.Duration // total time borrows waited
+	Replays          uint64        // reads that failed here and were replayed on another node
+	Fallbacks        uint64        // reads served here (the primary) because no replica was available
 }
 
 // Snapshot is the state of every node of a Connector, primary first.
@@ -36,15 +44,12 @@ type Snapshot struct {
 func (s Snapshot) String() string {
 	var b strings.Builder
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "NODE\tROLE\tWEIGHT\tSTATE\tOPEN\tIDLE\tIN USE\tWAITING\tSERVED\tERRORS\tWAITS\tWAITED")
+	fmt.Fprintln(w, "NODE\tROLE\tWEIGHT\tSTATE\tOPEN\tIDLE\tIN USE\tWAITING\tSERVED\tERRORS\tREPLAYS\tFALLBACKS\tTRIPS\tWAITS\tWAITED\tPROBE")
 	for _, n := range s.Nodes {
-		state := "available"
-		if !n.Available {
-			state = "unavailable"
-		}
-		fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%d/%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n",
-			n.Name, n.Role, n.Weight, state, n.Open, n.MaxOpen, n.Idle, n.InUse, n.Waiting,
-			n.Served, n.Errors, n.WaitCount, n.WaitDuration.Round(time.Microsecond))
+		fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%d/%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\n",
+			n.Name, n.Role, n.Weight, n.State, n.Open, n.MaxOpen, n.Idle, n.InUse, n.Waiting,
+			n.Served, n.Errors, n.Replays, n.Fallbacks, n.Trips, n.WaitCount,
+			n.WaitDuration.Round(time.Microsecond), n.ProbeLatency.Round(time.Microsecond))
 	}
 	w.Flush()
 	return b.String()
@@ -55,20 +60,33 @@ func (c *Connector) Stats() Snapshot {
 	s := Snapshot{Nodes: make([]NodeStats, len(c.nodes))}
 	for i, n := range c.nodes {
 		ps := n.pool.Stat()
+		h := n.health
+		var downSince time.Time
+		if !h.Available() {
+			downSince = h.Since()
+		}
 		s.Nodes[i] = NodeStats{
-			Name:         n.cfg.Name,
-			Role:         n.cfg.Role.String(),
-			Weight:       n.cfg.Weight,
-			Available:    n.health.Available(),
-			MaxOpen:      ps.MaxOpen,
-			Open:         ps.Open,
-			Idle:         ps.Idle,
-			InUse:        ps.InUse,
-			Waiting:      ps.Waiting,
-			Served:       n.served.Load(),
-			Errors:       n.errors.Load(),
-			WaitCount:    ps.WaitCount,
-			WaitDuration: ps.WaitDuration,
+			State:            h.State().String(),
+			Since:            h.Since(),
+			UnavailableSince: downSince,
+			Trips:            h.Trips(),
+			LastError:        errString(h.LastError()),
+			ProbeLatency:     h.ProbeLatency(),
+			Replays:          n.replays.Load(),
+			Fallbacks:        n.fallbacks.Load(),
+			Name:             n.cfg.Name,
+			Role:             n.cfg.Role.String(),
+			Weight:           n.cfg.Weight,
+			Available:        n.health.Available(),
+			MaxOpen:          ps.MaxOpen,
+			Open:             ps.Open,
+			Idle:             ps.Idle,
+			InUse:            ps.InUse,
+			Waiting:          ps.Waiting,
+			Served:           n.served.Load(),
+			Errors:           n.errors.Load(),
+			WaitCount:        ps.WaitCount,
+			WaitDuration:     ps.WaitDuration,
 		}
 	}
 	return s

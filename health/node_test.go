@@ -1,23 +1,31 @@
 package health
 
 import (
+	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
 )
 
 func TestTransitionsAreIdempotentUnderConcurrency(t *testing.T) {
-	n := NewNode("replica1")
+	var events []Event
+	var mu sync.Mutex
+	n := NewNode("replica1", "replica", func(e Event) {
+		mu.Lock()
+		events = append(events, e)
+		mu.Unlock()
+	})
 	if !n.Available() || n.State() != Available {
 		t.Fatalf("new node state = %v, want available", n.State())
 	}
+	cause := errors.New("connection refused")
 	var wins atomic.Int32
 	var wg sync.WaitGroup
 	for range 64 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if n.MarkUnavailable() {
+			if n.Trip(cause) {
 				wins.Add(1)
 			}
 		}()
@@ -26,17 +34,28 @@ func TestTransitionsAreIdempotentUnderConcurrency(t *testing.T) {
 	if got := wins.Load(); got != 1 {
 		t.Fatalf("%d callers made the transition, want 1", got)
 	}
-	if n.Available() || n.Trips() != 1 {
-		t.Fatalf("after trip: available=%v trips=%d", n.Available(), n.Trips())
+	if n.Available() || n.Trips() != 1 || n.LastError() != cause {
+		t.Fatalf("after trip: available=%v trips=%d last=%v", n.Available(), n.Trips(), n.LastError())
 	}
-	before := n.Since()
-	if !n.MarkAvailable() || n.MarkAvailable() {
-		t.Fatal("MarkAvailable must succeed exactly once")
+	for range 8 {
+		wg.Add(1)
+		go func() { defer wg.Done(); n.Recover() }()
 	}
-	if !n.Available() || n.Since().Before(before) {
-		t.Fatalf("after recovery: state=%v since=%v (was %v)", n.State(), n.Since(), before)
+	wg.Wait()
+	if !n.Available() || n.Recover() {
+		t.Fatal("Recover must succeed exactly once")
 	}
-	if n.Name() != "replica1" || Unavailable.String() != "unavailable" {
-		t.Fatal("names")
+	if len(events) != 2 {
+		t.Fatalf("events = %+v, want one trip and one recovery", events)
+	}
+	trip, rec := events[0], events[1]
+	if trip.To != Unavailable || trip.Cause != cause || trip.Node != "replica1" || trip.Role != "replica" {
+		t.Fatalf("trip event %+v", trip)
+	}
+	if rec.To != Available || rec.From != Unavailable || rec.Downtime <= 0 || rec.Cause != nil {
+		t.Fatalf("recovery event %+v", rec)
+	}
+	if Unavailable.String() != "unavailable" || Available.String() != "available" {
+		t.Fatal("State.String")
 	}
 }

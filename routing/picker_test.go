@@ -10,7 +10,7 @@ import (
 func newReplicas(weights ...int) []Candidate {
 	rs := make([]Candidate, len(weights))
 	for i, w := range weights {
-		rs[i] = Candidate{Weight: w, Node: health.NewNode("r")}
+		rs[i] = Candidate{Weight: w, Node: health.NewNode("r", "replica", nil)}
 	}
 	return rs
 }
@@ -35,13 +35,13 @@ func TestPickFollowsWeights(t *testing.T) {
 func TestPickSkipsUnavailableAndUsesSpares(t *testing.T) {
 	rs := newReplicas(3, 1, 0, 0)
 	p := NewPicker(rs)
-	rs[0].Node.MarkUnavailable()
+	rs[0].Node.Trip(nil)
 	for range 1000 {
 		if got := p.Pick(nil); got != 1 {
 			t.Fatalf("Pick = %d, want 1 (the only available weighted replica)", got)
 		}
 	}
-	rs[1].Node.MarkUnavailable()
+	rs[1].Node.Trip(nil)
 	seen := map[int]int{}
 	for range 1000 {
 		seen[p.Pick(nil)]++
@@ -52,8 +52,8 @@ func TestPickSkipsUnavailableAndUsesSpares(t *testing.T) {
 	if got := p.Pick(func(i int) bool { return i == 2 }); got != 3 {
 		t.Fatalf("Pick with skip = %d, want 3", got)
 	}
-	rs[2].Node.MarkUnavailable()
-	rs[3].Node.MarkUnavailable()
+	rs[2].Node.Trip(nil)
+	rs[3].Node.Trip(nil)
 	if got := p.Pick(nil); got != -1 {
 		t.Fatalf("Pick with nothing available = %d, want -1", got)
 	}

@@ -1,0 +1,72 @@
+package rwpool
+
+import (
+	"database/sql"
+	"log/slog"
+
+	"github.com/rwpool/rwpool/health"
+)
+
+// Event is one state transition of a node: it became unavailable (Cause
+// says why) or available again (Downtime says after how long).
+type Event = health.Event
+
+// Option configures a Connector built by NewConnector.
+type Option func(*Connector)
+
+// WithLogger logs every node transition, once, through l: a warning when a
+// node becomes unavailable (with its cause), an info line when it comes
+// back (with how long it was down). rwpool logs nothing else and only
+// through log/slog. Without a logger nothing is logged.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *Connector) { c.logger.Store(l) }
+}
+
+// WithEventHandler calls f for every node transition, synchronously and in
+// order for each node; f must not block for long.
+func WithEventHandler(f func(Event)) Option {
+	return func(c *Connector) { c.handler.Store(&f) }
+}
+
+// SetLogger sets the logger of a *sql.DB opened with sql.Open("rwpool", …),
+// which has no way to pass options. See WithLogger.
+func SetLogger(db *sql.DB, l *slog.Logger) error {
+	c := connectorOf(db)
+	if c == nil {
+		return ErrNotRWPool
+	}
+	c.logger.Store(l)
+	return nil
+}
+
+// OnEvent sets the event handler of a *sql.DB opened with
+// sql.Open("rwpool", …). See WithEventHandler.
+func OnEvent(db *sql.DB, f func(Event)) error {
+	c := connectorOf(db)
+	if c == nil {
+		return ErrNotRWPool
+	}
+	c.handler.Store(&f)
+	return nil
+}
+
+// notify logs a transition and passes it to the handler.
+func (c *Connector) notify(e Event) {
+	if l := c.logger.Load(); l != nil {
+		if e.To == health.Unavailable {
+			l.Warn("rwpool: node unavailable", "node", e.Node, "role", e.Role, "cause", errString(e.Cause))
+		} else {
+			l.Info("rwpool: node available again", "node", e.Node, "role", e.Role, "downtime", e.Downtime)
+		}
+	}
+	if f := c.handler.Load(); f != nil && *f != nil {
+		(*f)(e)
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

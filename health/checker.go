@@ -1,0 +1,61 @@
+package health
+
+import (
+	"math/rand/v2"
+	"time"
+)
+
+// Checker probes one node periodically, available or not, so that a dead or
+// hung node is taken out of rotation before user traffic has to discover
+// it, and an unavailable one is brought back as soon as it answers.
+type Checker struct {
+	Node     *Node
+	Interval time.Duration
+	// Probe runs one probe. With fresh false it may reuse the checker's
+	// dedicated connection; with fresh true it must dial a new one. It must
+	// return within a bounded time even when the node hangs.
+	Probe func(fresh bool) (time.Duration, error)
+	// OnRecover, if set, runs after the node became available again.
+	OnRecover func()
+}
+
+// Run probes every Interval, shortened by up to 20 % of random jitter so
+// that many processes do not probe in lockstep, until stop is closed.
+func (c *Checker) Run(stop <-chan struct{}) {
+	t := time.NewTimer(jitter(c.Interval))
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		c.Check()
+		t.Reset(jitter(c.Interval))
+	}
+}
+
+// Check runs one round: a failed probe of an available node is confirmed by
+// a second one on a fresh connection (a dead dedicated connection alone
+// must not trip a healthy node) before the node is tripped; a successful
+// probe of an unavailable node recovers it.
+func (c *Checker) Check() {
+	lat, err := c.Probe(false)
+	if err != nil && c.Node.Available() {
+		lat, err = c.Probe(true)
+	}
+	if err != nil {
+		c.Node.Trip(err)
+		return
+	}
+	c.Node.SetProbeLatency(lat)
+	if c.Node.Recover() && c.OnRecover != nil {
+		c.OnRecover()
+	}
+}
+
+// jitter returns d shortened by a random 0-20 %: never later than d, so
+// detection stays within Interval plus the probe timeouts.
+func jitter(d time.Duration) time.Duration {
+	return d - time.Duration(rand.Int64N(int64(d)/5+1))
+}

@@ -1,0 +1,78 @@
+package health
+
+import (
+	"errors"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestCheckerTripsAfterConfirmationAndRecovers(t *testing.T) {
+	var mu sync.Mutex
+	var events []Event
+	n := NewNode("replica1", "replica", func(e Event) { mu.Lock(); events = append(events, e); mu.Unlock() })
+	var calls []bool
+	fail := map[bool]bool{} // fresh → fails
+	recovered := 0
+	c := &Checker{
+		Node: n, Interval: time.Hour,
+		Probe: func(fresh bool) (time.Duration, error) {
+			calls = append(calls, fresh)
+			if fail[fresh] {
+				return 0, errors.New("probe failed")
+			}
+			return time.Millisecond, nil
+		},
+		OnRecover: func() { recovered++ },
+	}
+	// A dead dedicated connection alone does not trip the node.
+	fail[false] = true
+	c.Check()
+	if !n.Available() || len(calls) != 2 || calls[0] || !calls[1] {
+		t.Fatalf("after a stale dedicated connection: available=%v calls=%v", n.Available(), calls)
+	}
+	// Both the dedicated and a fresh connection fail: trip.
+	fail[true] = true
+	c.Check()
+	if n.Available() {
+		t.Fatal("node still available after a confirmed probe failure")
+	}
+	// While unavailable, one failed probe per round, no retry.
+	calls = nil
+	c.Check()
+	if len(calls) != 1 {
+		t.Fatalf("probes of an unavailable node per round = %d, want 1", len(calls))
+	}
+	fail = map[bool]bool{}
+	c.Check()
+	if !n.Available() || recovered != 1 || n.ProbeLatency() != time.Millisecond {
+		t.Fatalf("after a good probe: available=%v recovered=%d", n.Available(), recovered)
+	}
+	if len(events) != 2 || events[0].To != Unavailable || events[1].To != Available {
+		t.Fatalf("events %+v", events)
+	}
+}
+
+func TestCheckerRunStops(t *testing.T) {
+	n := NewNode("p", "primary", nil)
+	probed := make(chan struct{}, 100)
+	c := &Checker{Node: n, Interval: time.Millisecond, Probe: func(bool) (time.Duration, error) {
+		probed <- struct{}{}
+		return 0, nil
+	}}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { c.Run(stop); close(done) }()
+	<-probed
+	close(stop)
+	<-done
+}
+
+func TestJitterStaysWithinTwentyPercentBelow(t *testing.T) {
+	for range 1000 {
+		d := jitter(time.Second)
+		if d > time.Second || d < 800*time.Millisecond {
+			t.Fatalf("jitter(1s) = %v", d)
+		}
+	}
+}

@@ -1,0 +1,83 @@
+package health
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"io"
+	"net"
+	"reflect"
+	"strings"
+	"syscall"
+)
+
+// IsConnError reports whether err is a connection-level failure: one that
+// says the node (or the way to it) is broken, as opposed to an SQL error
+// about the statement. Only these count towards tripping a node's breaker:
+//
+//   - driver.ErrBadConn, io.EOF, io.ErrUnexpectedEOF, net.Error and
+//     connection syscall errors (refused, reset, broken pipe, unreachable);
+//   - PostgreSQL SQLSTATE class 08 (connection exception) and 57P01
+//     (admin shutdown), 57P02 (crash shutdown), 57P03 (cannot connect now),
+//     read through a SQLState() string method (lib/pq, pgx);
+//   - MySQL/MariaDB server shutdown (1053), connection killed (1927) and
+//     lost-connection client errors (2006, 2013), read from a MySQLError's
+//     Number, and go-sql-driver/mysql's "invalid connection".
+//
+// SQL errors (syntax, constraint, permission, serialization failure,
+// deadlock) never count, and neither does a context the caller cancelled or
+// let expire: a statement timeout the user set says nothing about the node.
+// IsConnError never imports a driver: it reads errors by their methods and
+// fields.
+func IsConnError(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return true
+	}
+	var ne net.Error
+	if errors.As(err, &ne) {
+		return true
+	}
+	for _, e := range []syscall.Errno{syscall.ECONNREFUSED, syscall.ECONNRESET, syscall.ECONNABORTED,
+		syscall.EPIPE, syscall.EHOSTUNREACH, syscall.ENETUNREACH, syscall.ETIMEDOUT} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	var st interface{ SQLState() string }
+	if errors.As(err, &st) {
+		s := st.SQLState()
+		return strings.HasPrefix(s, "08") || s == "57P01" || s == "57P02" || s == "57P03"
+	}
+	if n, ok := mysqlErrorNumber(err); ok {
+		switch n {
+		case 1053, 1927, 2006, 2013:
+			return true
+		}
+		return false
+	}
+	// go-sql-driver/mysql reports a connection that broke mid-statement as
+	// a plain errors.New("invalid connection") (mysql.ErrInvalidConn).
+	return err.Error() == "invalid connection"
+}
+
+// mysqlErrorNumber finds a *MySQLError-shaped error (a struct pointer with
+// a uint16 Number field, as go-sql-driver/mysql's) in err's chain.
+func mysqlErrorNumber(err error) (uint16, bool) {
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		v := reflect.ValueOf(e)
+		if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+			continue
+		}
+		if !strings.HasSuffix(v.Elem().Type().Name(), "MySQLError") {
+			continue
+		}
+		f := v.Elem().FieldByName("Number")
+		if f.IsValid() && f.Kind() == reflect.Uint16 {
+			return uint16(f.Uint()), true
+		}
+	}
+	return 0, false
+}
