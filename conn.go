@@ -114,6 +114,7 @@ func (vc *conn) onPin(ctx context.Context, d routing.Decision, call func(*pool.C
 			// The call outlived its context and now owns the connection:
 			// the session is lost, so the lease must end.
 			vc.pin, vc.pinNode, vc.broken = nil, nil, true
+			n.noteErr(ctx.Err())
 			return ctx.Err()
 		}
 		n.noteErr(err)
@@ -150,6 +151,7 @@ func (vc *conn) read(ctx context.Context, call func(*pool.Conn, *node) error) er
 				return nil
 			}
 			if err == errAbandoned {
+				n.noteErr(ctx.Err())
 				return ctx.Err()
 			}
 		}

@@ -23,29 +23,38 @@ func (n *node) probe(conn *driver.Conn, fresh bool) (time.Duration, error) {
 		(*conn).Close()
 		*conn = nil
 	}
-	c := *conn
+	reuse := *conn
 	*conn = nil
 	start := time.Now()
+	// got is written by the probe goroutine and read here only when
+	// bounded returned that goroutine's own result (a happens-before edge);
+	// after a timeout the goroutine owns it and closes it.
+	var got driver.Conn
 	err := bounded(&n.c.bg, n.c.cfg.ProbeTimeout, func(ctx context.Context) error {
-		if c == nil {
-			var err error
-			if c, err = n.conn.Connect(ctx); err != nil {
+		got = reuse
+		if got == nil {
+			c, err := n.conn.Connect(ctx)
+			if err != nil {
 				return err
 			}
+			got = c
 		}
-		return runProbe(ctx, c, n.c.cfg.ProbeQuery)
+		return runProbe(ctx, got, n.c.cfg.ProbeQuery)
 	}, func() {
-		if c != nil {
-			c.Close()
+		if got != nil {
+			got.Close()
 		}
 	})
+	if errors.Is(err, errProbeTimeout) {
+		return 0, fmt.Errorf("probe: %w", err)
+	}
 	if err != nil {
-		if c != nil && !errors.Is(err, errProbeTimeout) {
-			c.Close()
+		if got != nil {
+			got.Close()
 		}
 		return 0, fmt.Errorf("probe: %w", err)
 	}
-	*conn = c
+	*conn = got
 	return time.Since(start), nil
 }
 
