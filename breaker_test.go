@@ -337,3 +337,40 @@ func TestSpareServesOnlyWhenNoWeightedReplica(t *testing.T) {
 		}
 	}
 }
+
+// Closing the *sql.DB closes every real connection, in use or idle, and
+// stops every goroutine (goleak checks the latter in TestMain).
+func TestCloseClosesEveryRealConnection(t *testing.T) {
+	cc := newCtlCluster(t, 2, "min_idle=2")
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 50 {
+				cc.read(t)
+				cc.db.Exec("INSERT INTO t VALUES (1)")
+			}
+		}()
+	}
+	wg.Wait()
+	c, err := cc.db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ExecContext(context.Background(), "SET x = 1"); err != nil { // pins a primary connection
+		t.Fatal(err)
+	}
+	if err := cc.db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	for i, n := range append([]*ctlNode{cc.primary}, cc.replicas...) {
+		if open := n.open.Load(); open != 0 {
+			t.Fatalf("node %d: %d real connections open after Close", i, open)
+		}
+	}
+	if _, err := cc.db.Exec("INSERT INTO t VALUES (1)"); err == nil {
+		t.Fatal("statement after Close succeeded")
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"testing"
+
+	"github.com/rwpool/rwpool"
 )
 
 // Session semantics on one *sql.Conn: a write or a session-changing
@@ -163,4 +165,49 @@ type connQ struct{ c *sql.Conn }
 
 func (q connQ) QueryRow(s string, args ...any) *sql.Row {
 	return q.c.QueryRowContext(context.Background(), s, args...)
+}
+
+// db.Prepare: prepared reads run on replicas and prepared writes on the
+// primary, with arguments, on both drivers (go-sql-driver/mysql prepares on
+// the real connection when it is given arguments; lib/pq executes
+// directly).
+func TestIntegrationPreparedStatements(t *testing.T) {
+	forEachCluster(t, func(t *testing.T, cl *cluster) {
+		db := cl.open(t, "")
+		mustExec(t, db, "DROP TABLE IF EXISTS rw_prep")
+		mustExec(t, db, "CREATE TABLE rw_prep (id INT PRIMARY KEY, v INT)")
+		ph := "?"
+		if cl.name == "postgres" {
+			ph = "$1"
+		}
+		ins, err := db.Prepare("INSERT INTO rw_prep (id, v) VALUES (" + ph + ", 1)")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ins.Close()
+		for i := range 10 {
+			if _, err := ins.Exec(i); err != nil {
+				t.Fatalf("prepared insert %d: %v", i, err)
+			}
+		}
+		sel, err := db.Prepare(cl.portQuery + " WHERE 1 = " + ph)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sel.Close()
+		replicas := cl.replicaPorts()
+		for range 20 {
+			var port string
+			if err := sel.QueryRow(1).Scan(&port); err != nil {
+				t.Fatal(err)
+			}
+			if !isReplica(replicas, port) {
+				t.Fatalf("prepared read answered by %s, want a replica", port)
+			}
+		}
+		var n int
+		if err := db.QueryRowContext(rwpool.WithPrimary(context.Background()), "SELECT count(*) FROM rw_prep").Scan(&n); err != nil || n != 10 {
+			t.Fatalf("rows written by the prepared insert: %d, %v", n, err)
+		}
+	})
 }

@@ -2,6 +2,7 @@ package rwpool_test
 
 import (
 	"context"
+	"database/sql"
 	"testing"
 
 	"github.com/DATA-DOG/go-sqlmock"
@@ -55,6 +56,13 @@ func TestRoutingRulesUnit(t *testing.T) {
 		"SELECT 1; DELETE FROM t",
 		"/*rwpool:primary*/ SELECT 1",
 		"SET search_path = x",
+		"SELECT @x",
+		"SELECT @x := 1",
+		"LOCK TABLES t WRITE",
+		"PREPARE s FROM 'SELECT 1'",
+		"USE shop",
+		"CREATE TEMPORARY TABLE tmp (a int)",
+		"SELECT pg_advisory_unlock(1)",
 	}
 	mc := newMockCluster(t, 1, "")
 	ctx := context.Background()
@@ -107,6 +115,71 @@ func TestLeasePinsAfterWriteUnit(t *testing.T) {
 	}
 	c.Close()
 	if err := mc.db.QueryRow("SELECT 3").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TxOptions{ReadOnly: true} runs on one replica connection as a read-only
+// transaction; with readonly_tx=primary it runs on the primary.
+func TestReadOnlyTransactionUnit(t *testing.T) {
+	for _, tc := range []struct {
+		extra     string
+		onReplica bool
+	}{{"", true}, {"readonly_tx=primary", false}} {
+		t.Run(tc.extra, func(t *testing.T) {
+			mc := newMockCluster(t, 1, tc.extra)
+			m := mc.primary
+			if tc.onReplica {
+				m = mc.replicas[0]
+			}
+			m.ExpectBegin()
+			m.ExpectQuery("SELECT 1").WillReturnRows(sqlmock.NewRows([]string{"n"}).AddRow(1))
+			m.ExpectQuery("SELECT 2").WillReturnRows(sqlmock.NewRows([]string{"n"}).AddRow(2))
+			m.ExpectCommit()
+			tx, err := mc.db.BeginTx(context.Background(), &sql.TxOptions{ReadOnly: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var n int
+			for _, q := range []string{"SELECT 1", "SELECT 2"} {
+				if err := tx.QueryRow(q).Scan(&n); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := tx.Commit(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// db.Prepare classifies once and runs each execution where routing sends
+// it: prepared reads on the replica, prepared writes on the primary.
+func TestPreparedStatementsRouteUnit(t *testing.T) {
+	mc := newMockCluster(t, 1, "")
+	mc.replicas[0].ExpectQuery("SELECT v FROM t WHERE id = ?").WithArgs(1).
+		WillReturnRows(sqlmock.NewRows([]string{"v"}).AddRow("a"))
+	mc.replicas[0].ExpectQuery("SELECT v FROM t WHERE id = ?").WithArgs(2).
+		WillReturnRows(sqlmock.NewRows([]string{"v"}).AddRow("b"))
+	mc.primary.ExpectExec("UPDATE t SET v = ? WHERE id = ?").WithArgs("c", 1).
+		WillReturnResult(sqlmock.NewResult(0, 1))
+	sel, err := mc.db.Prepare("SELECT v FROM t WHERE id = ?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sel.Close()
+	upd, err := mc.db.Prepare("UPDATE t SET v = ? WHERE id = ?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer upd.Close()
+	for i, want := range []string{"a", "b"} {
+		var v string
+		if err := sel.QueryRow(i + 1).Scan(&v); err != nil || v != want {
+			t.Fatalf("prepared read %d: %q, %v", i+1, v, err)
+		}
+	}
+	if _, err := upd.Exec("c", 1); err != nil {
 		t.Fatal(err)
 	}
 }
