@@ -374,3 +374,44 @@ func TestCloseClosesEveryRealConnection(t *testing.T) {
 		t.Fatal("statement after Close succeeded")
 	}
 }
+
+func TestWithRouteTellsWhichNodeServedAndWhy(t *testing.T) {
+	cc := newCtlCluster(t, 1, "")
+	var r rwpool.Route
+	ctx := rwpool.WithRoute(context.Background(), &r)
+	var node string
+	if err := cc.db.QueryRowContext(ctx, "SELECT node").Scan(&node); err != nil {
+		t.Fatal(err)
+	}
+	if r.Node != "replica1" || r.Role != "replica" || !strings.HasPrefix(r.Reason, "read") || r.Replays != 0 {
+		t.Fatalf("read: %+v", r)
+	}
+	if _, err := cc.db.ExecContext(ctx, "INSERT INTO t VALUES (1)"); err != nil {
+		t.Fatal(err)
+	}
+	if r.Node != "primary" || !strings.HasPrefix(r.Reason, "write") {
+		t.Fatalf("write: %+v", r)
+	}
+	if err := cc.db.QueryRowContext(rwpool.WithPrimary(ctx), "SELECT node").Scan(&node); err != nil {
+		t.Fatal(err)
+	}
+	if r.Node != "primary" || r.Reason != "WithPrimary" {
+		t.Fatalf("WithPrimary read: %+v", r)
+	}
+	// A replica that fails: the read is replayed, and the route says so.
+	cc.replicas[0].down.Store(true)
+	if err := cc.db.QueryRowContext(ctx, "SELECT node").Scan(&node); err != nil {
+		t.Fatal(err)
+	}
+	if r.Node != "primary" || r.Replays != 1 {
+		t.Fatalf("replayed read: %+v", r)
+	}
+	tx, err := cc.db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if r.Node != "primary" || r.Reason != "transaction" {
+		t.Fatalf("transaction: %+v", r)
+	}
+}

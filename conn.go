@@ -102,12 +102,21 @@ func (vc *conn) unpin(broken bool) {
 // driver.ErrBadConn, the driver's word that nothing reached the server, is
 // retried once on a new connection; nothing else on a pin is ever retried,
 // since the session or transaction it belongs to is gone.
-func (vc *conn) onPin(ctx context.Context, d routing.Decision, call func(*pool.Conn) error) error {
+func (vc *conn) onPin(ctx context.Context, o ctxOpts, d routing.Decision, call func(*pool.Conn) error) error {
 	for attempt := 0; ; attempt++ {
 		fresh := vc.pin == nil
 		pc, n, err := vc.borrowPin(ctx, d)
 		if err != nil {
 			return err
+		}
+		if o.route != nil {
+			reason := d.Rule.String()
+			if vc.tx != nil {
+				reason = reasonTx
+			} else if !fresh {
+				reason = reasonPinned
+			}
+			o.record(n, reason, attempt)
 		}
 		err = call(pc)
 		if err == errAbandoned {
@@ -133,17 +142,23 @@ func (vc *conn) onPin(ctx context.Context, d routing.Decision, call func(*pool.C
 // is replayed on another node, each node at most once: other replicas
 // first, then the primary (unless fallback=error). call owns pc: it
 // returns it to the pool, or hands it to the rows it returns.
-func (vc *conn) read(ctx context.Context, call func(*pool.Conn, *node) error) error {
+func (vc *conn) read(ctx context.Context, o ctxOpts, d routing.Decision, call func(*pool.Conn, *node) error) error {
 	var triedBuf [4]*node
 	tried := triedBuf[:0]
 	var lastErr error
 	for {
-		n, err := vc.c.routeRead(ctx, tried)
+		n, why, err := vc.c.routeRead(o.primary, tried)
 		if err != nil {
 			if lastErr != nil {
 				return lastErr
 			}
 			return err
+		}
+		if o.route != nil {
+			if why == "" {
+				why = d.Rule.String()
+			}
+			o.record(n, why, len(tried))
 		}
 		pc, err := n.acquire(ctx)
 		if err == nil {
@@ -169,33 +184,38 @@ func replayable(ctx context.Context, err error) bool {
 	return ctx.Err() == nil && (errors.Is(err, ErrUnavailable) || health.IsConnError(err))
 }
 
-// routeRead chooses the node for a read outside any pin, skipping tried.
-func (c *Connector) routeRead(ctx context.Context, tried []*node) (*node, error) {
-	if forcePrimary(ctx) || len(c.replicas) == 0 {
+// routeRead chooses the node for a read outside any pin, skipping tried,
+// and says why when it is not the classifier's rule.
+func (c *Connector) routeRead(primary bool, tried []*node) (*node, string, error) {
+	if primary || len(c.replicas) == 0 {
 		if slices.Contains(tried, c.primary) {
-			return nil, errNoReplica
+			return nil, "", errNoReplica
 		}
-		return c.primary, nil
+		if primary {
+			return c.primary, reasonWithPrimary, nil
+		}
+		return c.primary, reasonNoReplica, nil
 	}
 	var skip func(int) bool
 	if len(tried) > 0 {
 		skip = func(i int) bool { return slices.Contains(tried, c.replicas[i]) }
 	}
 	if i := c.picker.Pick(skip); i >= 0 {
-		return c.replicas[i], nil
+		return c.replicas[i], "", nil
 	}
 	if c.cfg.Fallback == dsn.FallbackPrimary && !slices.Contains(tried, c.primary) {
 		c.primary.fallbacks.Add(1)
-		return c.primary, nil
+		return c.primary, reasonFallback, nil
 	}
-	return nil, errNoReplica
+	return nil, "", errNoReplica
 }
 
 // pickReplica returns a replica by weight among the available ones, for a
 // read-only transaction. With no replica configured it returns the primary;
 // with none available, fallback decides.
 func (c *Connector) pickReplica() (*node, error) {
-	return c.routeRead(context.Background(), nil)
+	n, _, err := c.routeRead(false, nil)
+	return n, err
 }
 
 var errNoReplica = &nodeError{node: "replicas", op: "read", err: ErrUnavailable}
@@ -210,14 +230,15 @@ func (vc *conn) exec(ctx context.Context, query string, d routing.Decision, args
 		return nil, driver.ErrBadConn
 	}
 	var res driver.Result
+	o := optsOf(ctx)
 	if vc.pin != nil || pins(d) {
-		err := vc.onPin(ctx, d, func(pc *pool.Conn) (err error) {
+		err := vc.onPin(ctx, o, d, func(pc *pool.Conn) (err error) {
 			res, err = execWatched(vc.c, ctx, pc, query, args)
 			return err
 		})
 		return res, err
 	}
-	err := vc.read(ctx, func(pc *pool.Conn, n *node) (err error) {
+	err := vc.read(ctx, o, d, func(pc *pool.Conn, n *node) (err error) {
 		res, err = execWatched(vc.c, ctx, pc, query, args)
 		if err != errAbandoned {
 			n.done(pc, err)
@@ -238,8 +259,9 @@ func (vc *conn) query(ctx context.Context, query string, d routing.Decision, arg
 		return nil, driver.ErrBadConn
 	}
 	var r *rows
+	o := optsOf(ctx)
 	if vc.pin != nil || pins(d) {
-		err := vc.onPin(ctx, d, func(pc *pool.Conn) (err error) {
+		err := vc.onPin(ctx, o, d, func(pc *pool.Conn) (err error) {
 			r, err = queryWatched(vc.c, ctx, pc, query, args)
 			if r != nil {
 				r.n = vc.pinNode
@@ -248,7 +270,7 @@ func (vc *conn) query(ctx context.Context, query string, d routing.Decision, arg
 		})
 		return rowsOrNil(r, err)
 	}
-	err := vc.read(ctx, func(pc *pool.Conn, n *node) (err error) {
+	err := vc.read(ctx, o, d, func(pc *pool.Conn, n *node) (err error) {
 		r, err = queryWatched(vc.c, ctx, pc, query, args)
 		if err == errAbandoned {
 			return err
@@ -298,7 +320,7 @@ func (vc *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, 
 	}
 	if vc.pin == nil {
 		n := vc.c.primary
-		if opts.ReadOnly && vc.c.cfg.ReadOnlyTx == dsn.ReadOnlyTxReplica && !forcePrimary(ctx) {
+		if opts.ReadOnly && vc.c.cfg.ReadOnlyTx == dsn.ReadOnlyTxReplica && !optsOf(ctx).primary {
 			var err error
 			if n, err = vc.c.pickReplica(); err != nil {
 				return nil, err
@@ -319,6 +341,7 @@ func (vc *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, 
 		return nil, err
 	}
 	vc.tx = &tx{vc: vc, tx: rtx}
+	optsOf(ctx).record(vc.pinNode, reasonTx, 0)
 	return vc.tx, nil
 }
 
