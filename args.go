@@ -18,35 +18,38 @@ func (vc *conn) CheckNamedValue(*driver.NamedValue) error { return nil }
 // connection's, then the statement's ColumnConverter, then the default
 // converter. It returns args shortened by any driver.ErrRemoveArgument.
 func convertArgs(rc driver.Conn, st driver.Stmt, args []driver.NamedValue) ([]driver.NamedValue, error) {
-	var checker func(*driver.NamedValue) error
-	if c, ok := st.(driver.NamedValueChecker); ok {
-		checker = c.CheckNamedValue
-	} else if c, ok := rc.(driver.NamedValueChecker); ok {
-		checker = c.CheckNamedValue
+	// An interface value, not a method value: binding c.CheckNamedValue
+	// would allocate on every statement.
+	checker, ok := st.(driver.NamedValueChecker)
+	if !ok {
+		checker, _ = rc.(driver.NamedValueChecker)
 	}
 	cc, _ := st.(driver.ColumnConverter)
-	out := args[:0]
+	n := 0
 	for i := range args {
-		nv := args[i]
+		// Convert in place: a copy whose address reached the checker
+		// interface would escape to the heap.
+		nv := &args[i]
 		err := driver.ErrSkip
 		if checker != nil {
-			err = checker(&nv)
+			err = checker.CheckNamedValue(nv)
 		}
 		if err == driver.ErrSkip && cc != nil {
-			err = convertColumn(cc, &nv)
+			err = convertColumn(cc, nv)
 		}
 		if err == driver.ErrSkip {
 			nv.Value, err = driver.DefaultParameterConverter.ConvertValue(nv.Value)
 		}
 		switch err {
 		case nil:
-			out = append(out, nv)
+			args[n] = *nv
+			n++
 		case driver.ErrRemoveArgument:
 		default:
-			return nil, fmt.Errorf("rwpool: converting argument %s type: %w", describe(&nv), err)
+			return nil, fmt.Errorf("rwpool: converting argument %s type: %w", describe(nv), err)
 		}
 	}
-	return out, nil
+	return args[:n], nil
 }
 
 // convertColumn applies a deprecated driver.ColumnConverter the way

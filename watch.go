@@ -41,17 +41,20 @@ func execWatched(c *Connector, ctx context.Context, pc *pool.Conn, query string,
 // queryWatched runs queryReal on pc and wraps its rows, bounded by ctx like
 // execWatched.
 func queryWatched(c *Connector, ctx context.Context, pc *pool.Conn, query string, args []driver.NamedValue) (*rows, error) {
-	run := func() (*rows, error) {
-		rs, st, err := queryReal(ctx, pc.Raw(), query, args)
-		if err != nil {
-			return nil, err
-		}
-		return &rows{rs: rs, st: st}, nil
-	}
 	if !c.watch || ctx.Done() == nil {
-		return run()
+		return queryRows(ctx, pc, query, args)
 	}
-	return watched(c, ctx, pc, run, func(r *rows) { r.Close() })
+	return watched(c, ctx, pc, func() (*rows, error) {
+		return queryRows(ctx, pc, query, args)
+	}, func(r *rows) { r.Close() })
+}
+
+func queryRows(ctx context.Context, pc *pool.Conn, query string, args []driver.NamedValue) (*rows, error) {
+	rs, st, err := queryReal(ctx, pc.Raw(), query, args)
+	if err != nil {
+		return nil, err
+	}
+	return &rows{rs: rs, st: st}, nil
 }
 
 // watched runs f in a goroutine and waits for it or for ctx, whichever
