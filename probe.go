@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/rwpool/rwpool/health"
 )
 
 // probe runs probe_query on *conn, dialling a new connection first when
@@ -77,7 +79,8 @@ func runProbe(ctx context.Context, c driver.Conn, query string) error {
 	return err
 }
 
-var errProbeTimeout = errors.New("timed out")
+// errProbeTimeout is what bounded returns when fn outlived its time.
+var errProbeTimeout = health.ErrProbeTimeout
 
 // bounded runs fn in a goroutine counted by wg, with a context that ends
 // after d, and waits at most d for it. When fn outlives d (a driver blocked

@@ -1,9 +1,15 @@
 package health
 
 import (
+	"context"
+	"errors"
 	"math/rand/v2"
 	"time"
 )
+
+// ErrProbeTimeout is wrapped by a probe that did not answer within its
+// timeout: the sign of a hung node.
+var ErrProbeTimeout = errors.New("probe timed out")
 
 // Checker probes one node periodically, available or not, so that a dead or
 // hung node is taken out of rotation before user traffic has to discover
@@ -35,13 +41,15 @@ func (c *Checker) Run(stop <-chan struct{}) {
 	}
 }
 
-// Check runs one round: a failed probe of an available node is confirmed by
-// a second one on a fresh connection (a dead dedicated connection alone
-// must not trip a healthy node) before the node is tripped; a successful
-// probe of an unavailable node recovers it.
+// Check runs one round: a probe of an available node that failed fast (a
+// dead dedicated connection alone must not trip a healthy node) is
+// confirmed by a second one on a fresh connection before the node is
+// tripped; one that timed out is not retried, so a hung node is out of
+// rotation within Interval plus one probe timeout. A successful probe of
+// an unavailable node recovers it.
 func (c *Checker) Check() {
 	lat, err := c.Probe(false)
-	if err != nil && c.Node.Available() {
+	if err != nil && c.Node.Available() && !timedOut(err) {
 		lat, err = c.Probe(true)
 	}
 	if err != nil {
@@ -58,4 +66,8 @@ func (c *Checker) Check() {
 // detection stays within Interval plus the probe timeouts.
 func jitter(d time.Duration) time.Duration {
 	return d - time.Duration(rand.Int64N(int64(d)/5+1))
+}
+
+func timedOut(err error) bool {
+	return errors.Is(err, ErrProbeTimeout) || errors.Is(err, context.DeadlineExceeded)
 }

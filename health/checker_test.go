@@ -2,6 +2,7 @@ package health
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -50,6 +51,19 @@ func TestCheckerTripsAfterConfirmationAndRecovers(t *testing.T) {
 	}
 	if len(events) != 2 || events[0].To != Unavailable || events[1].To != Available {
 		t.Fatalf("events %+v", events)
+	}
+}
+
+func TestCheckerDoesNotRetryATimeout(t *testing.T) {
+	n := NewNode("replica1", "replica", nil)
+	probes := 0
+	c := &Checker{Node: n, Interval: time.Hour, Probe: func(bool) (time.Duration, error) {
+		probes++
+		return 0, fmt.Errorf("probe: %w after 1s", ErrProbeTimeout)
+	}}
+	c.Check()
+	if probes != 1 || n.Available() {
+		t.Fatalf("a hung node: %d probes, available=%v; want 1 probe and a trip", probes, n.Available())
 	}
 }
 
