@@ -415,3 +415,31 @@ func TestWithRouteTellsWhichNodeServedAndWhy(t *testing.T) {
 		t.Fatalf("transaction: %+v", r)
 	}
 }
+
+// A statement abandoned at its deadline inside a transaction loses the
+// transaction: later statements and Commit fail without touching the real
+// connection, which the goroutine still in the driver owns.
+func TestAbandonedStatementEndsTransaction(t *testing.T) {
+	cc := newCtlCluster(t, 1, "")
+	tx, err := cc.db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctl.setHang(cc.primary, true)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := tx.ExecContext(ctx, "INSERT INTO t VALUES (1)"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("hung statement in a transaction: %v", err)
+	}
+	if err := tx.Commit(); err == nil {
+		t.Fatal("Commit after an abandoned statement succeeded")
+	}
+	ctl.setHang(cc.primary, false)
+	waitFor(t, "abandoned connection closed and primary available", func() bool {
+		st := cc.stats(t, "primary")
+		return st.InUse == 0 && st.Available
+	})
+	if _, err := cc.db.Exec("INSERT INTO t VALUES (2)"); err != nil {
+		t.Fatalf("a new statement after the abandoned transaction: %v", err)
+	}
+}

@@ -297,7 +297,7 @@ func rowsOrNil(r *rows, err error) (driver.Rows, error) {
 // execution, on the node its routing then chooses. No I/O happens here; see
 // stmt.
 func (vc *conn) PrepareContext(_ context.Context, query string) (driver.Stmt, error) {
-	if vc.closed {
+	if vc.closed || vc.broken {
 		return nil, driver.ErrBadConn
 	}
 	return &stmt{vc: vc, query: query, d: vc.classify(query)}, nil
@@ -312,7 +312,7 @@ func (vc *conn) Prepare(query string) (driver.Stmt, error) {
 // for a read-only transaction with readonly_tx=replica, a replica's. A lease
 // already pinned runs the transaction on its pin.
 func (vc *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
-	if vc.closed {
+	if vc.closed || vc.broken {
 		return nil, driver.ErrBadConn
 	}
 	if vc.tx != nil {
@@ -392,7 +392,7 @@ func (vc *conn) Ping(ctx context.Context) error {
 // connection back.
 func (vc *conn) IsValid() bool {
 	vc.endLease()
-	return !vc.closed && !vc.c.closed.Load()
+	return !vc.closed && !vc.broken && !vc.c.closed.Load()
 }
 
 // ResetSession ends any lease IsValid did not (database/sql calls it before
