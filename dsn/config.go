@@ -69,8 +69,11 @@ func (r ReadOnlyTx) String() string {
 const (
 	// MaxPoolSize is the largest accepted pool_size.
 	MaxPoolSize = 1 << 20
-	// MaxReplicas is the largest accepted number of replicas.
-	MaxReplicas = 1 << 16
+	// MaxReplicas is the largest accepted number of replicas. Every node
+	// costs a pool, a health checker goroutine and a probe every
+	// check_interval; beyond a thousand or so, a DSN is a mistake or an
+	// attack, and a clear error beats opening it.
+	MaxReplicas = 1024
 	// MaxWeight is the largest accepted replica weight. With MaxReplicas
 	// replicas the sum of all weights still fits comfortably in an int64.
 	MaxWeight = 1 << 20

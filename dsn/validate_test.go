@@ -66,7 +66,7 @@ func TestValidateErrors(t *testing.T) {
 		{"huge weight", func(c *Config) { c.Replicas[0].Weight = MaxWeight + 1 }, `rwpool: dsn: weight: must be <= 1048576, got 1048577 (node "replica1")`},
 		{"duplicate names", func(c *Config) { c.Replicas[0].Name = "primary" }, `rwpool: dsn: name: duplicate node name "primary"`},
 		{"control name", func(c *Config) { c.Primary.Name = "a\tb" }, `rwpool: dsn: name: node name "a\tb" contains a control character`},
-		{"too many replicas", func(c *Config) { c.Replicas = make([]Node, MaxReplicas+1) }, "rwpool: dsn: replica: too many replicas (maximum 65536)"},
+		{"too many replicas", func(c *Config) { c.Replicas = make([]Node, MaxReplicas+1) }, "rwpool: dsn: replica: too many replicas (maximum 1024)"},
 		{"pool size", func(c *Config) { c.PoolSize = 0 }, "rwpool: dsn: pool_size: must be between 1 and 1048576, got 0"},
 		{"min idle", func(c *Config) { c.MinIdle = 101 }, "rwpool: dsn: min_idle: must be between 0 and pool_size (100), got 101"},
 		{"acquire timeout", func(c *Config) { c.AcquireTimeout = -time.Second }, "rwpool: dsn: acquire_timeout: must not be negative, got -1s"},

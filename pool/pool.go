@@ -8,6 +8,10 @@ import (
 	"time"
 )
 
+// initialIdleCap bounds the idle stack's first allocation: an absurd
+// pool_size must not cost memory up front.
+const initialIdleCap = 64
+
 // Pool is one node's pool of real connections. It is safe for concurrent
 // use. Create it with New and stop it with Close.
 type Pool struct {
@@ -67,7 +71,7 @@ func New(cfg Config) (*Pool, error) {
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
 		kick:     make(chan struct{}, 1),
-		idle:     make([]*Conn, 0, cfg.MaxOpen),
+		idle:     make([]*Conn, 0, min(cfg.MaxOpen, initialIdleCap)),
 	}
 	p.dialCtx, p.cancelDial = context.WithCancel(context.Background())
 	if cfg.noMaintainer {
@@ -392,7 +396,7 @@ func (p *Pool) DiscardIdle() {
 	}
 	p.gen++
 	idle := p.idle
-	p.idle = make([]*Conn, 0, p.cfg.MaxOpen)
+	p.idle = make([]*Conn, 0, min(p.cfg.MaxOpen, initialIdleCap))
 	for _, c := range idle {
 		p.retireLocked(c)
 	}
