@@ -1,0 +1,92 @@
+package rwpool_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/rwpool/rwpool"
+)
+
+// syncBuffer is a bytes.Buffer safe for the logger's concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// The sentinel password of every node DSN never appears in an error, a log
+// line, Stats or an event, through every failure path the breaker has.
+func TestPasswordNeverLeaks(t *testing.T) {
+	cc := newCtlCluster(t, 2, "")
+	var logs syncBuffer
+	if err := rwpool.SetLogger(cc.db, slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))); err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	check := func(what string, s string) {
+		t.Helper()
+		seen = append(seen, s)
+		if strings.Contains(s, sentinelPW) {
+			t.Fatalf("%s leaks the password: %s", what, s)
+		}
+	}
+	// Dial failures, statement failures, trips, unavailable errors,
+	// fallbacks and recovery.
+	cc.replicas[0].down.Store(true)
+	cc.primary.down.Store(true)
+	for range 50 {
+		if _, err := cc.db.Exec("INSERT INTO t VALUES (1)"); err != nil {
+			check("write error", err.Error())
+			check("write error %+v", fmt.Sprintf("%+v", err))
+			for e := err; e != nil; e = errors.Unwrap(e) {
+				check("wrapped error", e.Error())
+			}
+		}
+		if _, err := cc.read(t); err != nil {
+			check("read error", err.Error())
+		}
+	}
+	waitFor(t, "nodes tripped", func() bool {
+		return cc.stats(t, "primary").State == "unavailable" && cc.stats(t, "replica1").State == "unavailable"
+	})
+	cc.replicas[0].down.Store(false)
+	cc.primary.down.Store(false)
+	waitFor(t, "nodes recovered", func() bool {
+		return cc.stats(t, "primary").State == "available" && cc.stats(t, "replica1").State == "available"
+	})
+	s, err := rwpool.Stats(cc.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("Snapshot.String", s.String())
+	check("Snapshot %+v", fmt.Sprintf("%+v %#v", s, s))
+	check("logs", logs.String())
+	cc.mu.Lock()
+	events := append([]rwpool.Event(nil), cc.events...)
+	cc.mu.Unlock()
+	for _, e := range events {
+		check("event", fmt.Sprintf("%+v %v", e, e.Cause))
+	}
+	if !strings.Contains(logs.String(), "unavailable") || !strings.Contains(logs.String(), "available again") {
+		t.Fatalf("no transition was logged: %s", logs.String())
+	}
+	if len(seen) < 10 {
+		t.Fatalf("only %d outputs checked: the failure paths were not exercised", len(seen))
+	}
+}
