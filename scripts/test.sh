@@ -34,6 +34,7 @@
 #                           status` says it is healthy (and leave it running);
 #                           handy with RWPOOL_KEEP_CLUSTER=1 for quick reruns
 #   RWPOOL_SKIP_VET=1       don't run go vet
+#   RWPOOL_FUZZTIME=15s     time per fuzz target in a full run (0: none)
 #   RWPOOL_CLUSTER_DIR, RWPOOL_PG_PORT_BASE, RWPOOL_MY_PORT_BASE,
 #   RWPOOL_READY_TIMEOUT    passed on to scripts/cluster.sh
 # CI=true is expected to be set by CI itself (tests then fail instead of
@@ -85,6 +86,22 @@ go_modules() {
         awk '$0 == "." {print; next} {rest[++n] = $0} END {for (i = 1; i <= n; i++) print rest[i]}')
 }
 
+# fuzz_all runs every fuzz target of the root module for a bounded time
+# (RWPOOL_FUZZTIME, default 15s each; 0 skips), after the seed corpora
+# already ran as ordinary tests. A crasher fails the run and is written to
+# the package's testdata/fuzz/, where it becomes a regression test.
+fuzz_all() {
+    local t="${RWPOOL_FUZZTIME:-15s}" pkg fn
+    [ "$t" = 0 ] && return 0
+    while read -r pkg fn; do
+        step "$ROOT" "fuzz $fn" go test -run '^$' -fuzz "^$fn\$" -fuzztime "$t" "$pkg"
+    done < <(cd "$ROOT" && grep -rlE '^func Fuzz[A-Za-z0-9_]+\(' --include '*_test.go' . |
+        while read -r f; do
+            grep -oE '^func Fuzz[A-Za-z0-9_]+' "$f" | sed 's/^func //' |
+                while read -r fn; do echo "./$(dirname "${f#./}") $fn"; done
+        done | grep -v '^\./\(examples\|cmd\|metrics\)/' | sort -u)
+}
+
 main() {
     if [ -d /usr/local/go/bin ]; then PATH="/usr/local/go/bin:$PATH"; fi
     export PATH
@@ -119,6 +136,7 @@ main() {
             if [ "${RWPOOL_SKIP_VET:-0}" != 1 ]; then step "$dir" "go vet" go vet ./...; fi
             step "$dir" "go test" go test "${GO_TEST_FLAGS[@]}" ./...
         done
+        fuzz_all
     else
         if [ "${RWPOOL_SKIP_VET:-0}" != 1 ]; then step "$PWD" "go vet" go vet ./...; fi
         step "$PWD" "go test" go test "${GO_TEST_FLAGS[@]}" "$@"
