@@ -1,0 +1,256 @@
+// Package rwotel reports the statistics of an rwpool database as
+// OpenTelemetry metrics.
+//
+// Register creates asynchronous (observable) instruments on a
+// metric.MeterProvider and one callback that, at every collection, reads
+// one rwpool.Snapshot and observes every instrument for every node, with the
+// attributes "node" (the node's name in the rwpool DSN) and "role"
+// ("primary" or "replica"):
+//
+//	reg, err := rwotel.Register(db, provider)
+//	if err != nil { ... }
+//	defer reg.Unregister()
+//
+// The instruments (names, kinds and units) are listed in the README of the
+// metrics directory and in the constants of this package. Node DSNs and the
+// text of a node's last error are never reported.
+//
+// To report several rwpool databases through one MeterProvider, tell them
+// apart with WithAttributes (for instance attribute.String("db", "orders")):
+// otherwise the observations of same-named nodes collide.
+//
+// This package lives in a module of its own, so that the rwpool module does
+// not depend on OpenTelemetry.
+package rwotel
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/rwpool/rwpool"
+)
+
+// ScopeName is the instrumentation scope (meter name) of the instruments.
+const ScopeName = "github.com/rwpool/rwpool/metrics/otel"
+
+// Instrument names.
+const (
+	// MetricConnectionsOpen is the number of real connections open to a node
+	// (idle, in use and being dialed); Int64ObservableUpDownCounter,
+	// unit {connection}.
+	MetricConnectionsOpen = "rwpool.connections.open"
+	// MetricConnectionsIdle is the number of real connections idle in a
+	// node's pool; Int64ObservableUpDownCounter, unit {connection}.
+	MetricConnectionsIdle = "rwpool.connections.idle"
+	// MetricConnectionsInUse is the number of real connections of a node
+	// borrowed by statements; Int64ObservableUpDownCounter, unit
+	// {connection}.
+	MetricConnectionsInUse = "rwpool.connections.in_use"
+	// MetricConnectionsMax is the maximum number of real connections open
+	// to a node (pool_size); Int64ObservableUpDownCounter, unit
+	// {connection}.
+	MetricConnectionsMax = "rwpool.connections.max"
+	// MetricWaiters is the number of borrowers waiting now for a
+	// connection to a node; Int64ObservableUpDownCounter, unit {waiter}.
+	MetricWaiters = "rwpool.waiters"
+	// MetricWaits is the number of borrows from a node's pool that had to
+	// wait; Int64ObservableCounter, unit {wait}.
+	MetricWaits = "rwpool.waits"
+	// MetricWaitTime is the total time borrows from a node's pool waited;
+	// Float64ObservableCounter, unit s.
+	MetricWaitTime = "rwpool.wait.time"
+	// MetricStatementsServed is the number of statements and transactions
+	// routed to a node; Int64ObservableCounter, unit {statement}.
+	MetricStatementsServed = "rwpool.statements.served"
+	// MetricStatementErrors is the number of statements that failed on a
+	// node, including borrows refused because it was unavailable;
+	// Int64ObservableCounter, unit {error}.
+	MetricStatementErrors = "rwpool.statement.errors"
+	// MetricNodeTrips is the number of times a node became unavailable;
+	// Int64ObservableCounter, unit {trip}.
+	MetricNodeTrips = "rwpool.node.trips"
+	// MetricReplays is the number of reads that failed on a node and were
+	// replayed on another; Int64ObservableCounter, unit {replay}.
+	MetricReplays = "rwpool.replays"
+	// MetricFallbacks is the number of reads served by a node (the primary)
+	// because no replica was available; Int64ObservableCounter, unit
+	// {fallback}.
+	MetricFallbacks = "rwpool.fallbacks"
+	// MetricNodeAvailable is 1 while routing may choose a node, 0 while it
+	// is unavailable; Int64ObservableGauge, no unit.
+	MetricNodeAvailable = "rwpool.node.available"
+	// MetricNodeProbeLatency is the latency of a node's last successful
+	// health probe (0 before the first); Float64ObservableGauge, unit s.
+	MetricNodeProbeLatency = "rwpool.node.probe.latency"
+)
+
+// Attribute keys of every observation.
+const (
+	AttrNode = attribute.Key("node") // the node's name in the rwpool DSN
+	AttrRole = attribute.Key("role") // "primary" or "replica"
+)
+
+// Option configures Register.
+type Option func(*config)
+
+type config struct {
+	attrs []attribute.KeyValue
+}
+
+// WithAttributes adds attributes to every observation, for instance
+// attribute.String("db", "orders") to tell two rwpool databases apart. The
+// keys "node" and "role" are reserved: Register rejects them.
+func WithAttributes(kv ...attribute.KeyValue) Option {
+	return func(c *config) { c.attrs = append(c.attrs, kv...) }
+}
+
+// Register creates the rwpool instruments on a meter of mp (named
+// ScopeName) and registers one callback that reports db, which must have
+// been opened with rwpool (sql.Open("rwpool", …) or sql.OpenDB with an
+// *rwpool.Connector). For any other *sql.DB it returns an error wrapping
+// rwpool.ErrNotRWPool; it also returns an error for a nil mp or a reserved
+// attribute key.
+//
+// Call Unregister on the result to stop reporting, for instance before
+// closing db; until then the callback holds db, and a closed db keeps
+// reporting its last state.
+func Register(db *sql.DB, mp metric.MeterProvider, opts ...Option) (metric.Registration, error) {
+	if db == nil {
+		return nil, errors.New("rwotel: nil *sql.DB")
+	}
+	return register(func() (rwpool.Snapshot, error) { return rwpool.Stats(db) }, mp, opts)
+}
+
+// RegisterConnector is Register for programs that open their *sql.DB with
+// sql.OpenDB(c).
+func RegisterConnector(c *rwpool.Connector, mp metric.MeterProvider, opts ...Option) (metric.Registration, error) {
+	if c == nil {
+		return nil, errors.New("rwotel: nil *rwpool.Connector")
+	}
+	return register(func() (rwpool.Snapshot, error) { return c.Stats(), nil }, mp, opts)
+}
+
+func register(stats func() (rwpool.Snapshot, error), mp metric.MeterProvider, opts []Option) (metric.Registration, error) {
+	if mp == nil {
+		return nil, errors.New("rwotel: nil MeterProvider")
+	}
+	var cfg config
+	for _, o := range opts {
+		o(&cfg)
+	}
+	for _, kv := range cfg.attrs {
+		if kv.Key == AttrNode || kv.Key == AttrRole {
+			return nil, fmt.Errorf("rwotel: attribute %q is reserved", kv.Key)
+		}
+	}
+	first, err := stats()
+	if err != nil {
+		return nil, fmt.Errorf("rwotel: %w", err)
+	}
+	m := mp.Meter(ScopeName)
+
+	var errs []error
+	i64 := func(inst metric.Int64Observable, err error) metric.Int64Observable {
+		errs = append(errs, err)
+		return inst
+	}
+	f64 := func(inst metric.Float64Observable, err error) metric.Float64Observable {
+		errs = append(errs, err)
+		return inst
+	}
+	upDown := func(name, unit, desc string) metric.Int64Observable {
+		return i64(m.Int64ObservableUpDownCounter(name, metric.WithUnit(unit), metric.WithDescription(desc)))
+	}
+	counter := func(name, unit, desc string) metric.Int64Observable {
+		return i64(m.Int64ObservableCounter(name, metric.WithUnit(unit), metric.WithDescription(desc)))
+	}
+	const conn = "{connection}"
+	var (
+		open      = upDown(MetricConnectionsOpen, conn, "Real connections open to the node: idle, in use and being dialed.")
+		idle      = upDown(MetricConnectionsIdle, conn, "Real connections idle in the node's pool.")
+		inUse     = upDown(MetricConnectionsInUse, conn, "Real connections of the node borrowed by statements.")
+		maxOpen   = upDown(MetricConnectionsMax, conn, "Maximum number of real connections open to the node (pool_size).")
+		waiters   = upDown(MetricWaiters, "{waiter}", "Borrowers waiting now for a connection to the node.")
+		waits     = counter(MetricWaits, "{wait}", "Borrows from the node's pool that had to wait for a connection.")
+		waitTime  = f64(m.Float64ObservableCounter(MetricWaitTime, metric.WithUnit("s"), metric.WithDescription("Total time borrows from the node's pool waited for a connection.")))
+		served    = counter(MetricStatementsServed, "{statement}", "Statements and transactions routed to the node.")
+		stmtErrs  = counter(MetricStatementErrors, "{error}", "Statements that failed on the node, including borrows refused because it was unavailable.")
+		trips     = counter(MetricNodeTrips, "{trip}", "Times the node became unavailable.")
+		replays   = counter(MetricReplays, "{replay}", "Reads that failed on the node and were replayed on another node.")
+		fallbacks = counter(MetricFallbacks, "{fallback}", "Reads served by the node (the primary) because no replica was available.")
+		available = i64(m.Int64ObservableGauge(MetricNodeAvailable, metric.WithDescription("1 if routing may choose the node, 0 while it is unavailable.")))
+		probe     = f64(m.Float64ObservableGauge(MetricNodeProbeLatency, metric.WithUnit("s"), metric.WithDescription("Latency of the node's last successful health probe (0 before the first).")))
+	)
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("rwotel: %w", err)
+	}
+
+	// A Connector's nodes never change, so the attribute set of each is
+	// built once, here, and only read by the callback (which may run
+	// concurrently for several readers).
+	sets := make([]metric.MeasurementOption, len(first.Nodes))
+	newSet := func(n *rwpool.NodeStats) metric.MeasurementOption {
+		kv := append(slices.Clone(cfg.attrs), AttrNode.String(n.Name), AttrRole.String(n.Role))
+		return metric.WithAttributeSet(attribute.NewSet(kv...))
+	}
+	for i := range first.Nodes {
+		sets[i] = newSet(&first.Nodes[i])
+	}
+	attrsOf := func(i int, n *rwpool.NodeStats) metric.MeasurementOption {
+		if i < len(first.Nodes) && first.Nodes[i].Name == n.Name && first.Nodes[i].Role == n.Role {
+			return sets[i]
+		}
+		return newSet(n)
+	}
+
+	reg, err := m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		s, err := stats()
+		if err != nil {
+			return fmt.Errorf("rwotel: %w", err)
+		}
+		for i := range s.Nodes {
+			n := &s.Nodes[i]
+			a := attrsOf(i, n)
+			o.ObserveInt64(open, int64(n.Open), a)
+			o.ObserveInt64(idle, int64(n.Idle), a)
+			o.ObserveInt64(inUse, int64(n.InUse), a)
+			o.ObserveInt64(maxOpen, int64(n.MaxOpen), a)
+			o.ObserveInt64(waiters, int64(n.Waiting), a)
+			o.ObserveInt64(waits, n.WaitCount, a)
+			o.ObserveFloat64(waitTime, n.WaitDuration.Seconds(), a)
+			o.ObserveInt64(served, clampInt64(n.Served), a)
+			o.ObserveInt64(stmtErrs, clampInt64(n.Errors), a)
+			o.ObserveInt64(trips, n.Trips, a)
+			o.ObserveInt64(replays, clampInt64(n.Replays), a)
+			o.ObserveInt64(fallbacks, clampInt64(n.Fallbacks), a)
+			o.ObserveInt64(available, boolInt64(n.Available), a)
+			o.ObserveFloat64(probe, n.ProbeLatency.Seconds(), a)
+		}
+		return nil
+	}, open, idle, inUse, maxOpen, waiters, waits, waitTime, served, stmtErrs, trips, replays, fallbacks, available, probe)
+	if err != nil {
+		return nil, fmt.Errorf("rwotel: %w", err)
+	}
+	return reg, nil
+}
+
+// clampInt64 converts a uint64 counter for an Int64 instrument.
+func clampInt64(v uint64) int64 {
+	if v > 1<<63-1 {
+		return 1<<63 - 1
+	}
+	return int64(v)
+}
+
+func boolInt64(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}

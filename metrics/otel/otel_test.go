@@ -1,0 +1,454 @@
+package rwotel_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	"go.uber.org/goleak"
+
+	"github.com/rwpool/rwpool"
+	"github.com/rwpool/rwpool/dsn"
+	rwotel "github.com/rwpool/rwpool/metrics/otel"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// kind is what a metric is exported as.
+type kind string
+
+const (
+	upDown  kind = "up-down counter"
+	counter kind = "counter"
+	gauge   kind = "gauge"
+)
+
+// instruments: every instrument with its kind and unit.
+var instruments = map[string]struct {
+	kind kind
+	unit string
+}{
+	rwotel.MetricConnectionsOpen:  {upDown, "{connection}"},
+	rwotel.MetricConnectionsIdle:  {upDown, "{connection}"},
+	rwotel.MetricConnectionsInUse: {upDown, "{connection}"},
+	rwotel.MetricConnectionsMax:   {upDown, "{connection}"},
+	rwotel.MetricWaiters:          {upDown, "{waiter}"},
+	rwotel.MetricWaits:            {counter, "{wait}"},
+	rwotel.MetricWaitTime:         {counter, "s"},
+	rwotel.MetricStatementsServed: {counter, "{statement}"},
+	rwotel.MetricStatementErrors:  {counter, "{error}"},
+	rwotel.MetricNodeTrips:        {counter, "{trip}"},
+	rwotel.MetricReplays:          {counter, "{replay}"},
+	rwotel.MetricFallbacks:        {counter, "{fallback}"},
+	rwotel.MetricNodeAvailable:    {gauge, ""},
+	rwotel.MetricNodeProbeLatency: {gauge, "s"},
+}
+
+// collected is one collection: metric name → series key → value, where
+// the key is the series' attributes as "k=v,k=v" in key order.
+type collected map[string]map[string]float64
+
+// reader is a MeterProvider with a ManualReader.
+type reader struct {
+	t  *testing.T
+	r  *sdkmetric.ManualReader
+	mp *sdkmetric.MeterProvider
+}
+
+func newReader(t *testing.T) *reader {
+	t.Helper()
+	r := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(r))
+	t.Cleanup(func() {
+		if err := mp.Shutdown(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	return &reader{t: t, r: r, mp: mp}
+}
+
+func (r *reader) raw() metricdata.ResourceMetrics {
+	r.t.Helper()
+	var rm metricdata.ResourceMetrics
+	if err := r.r.Collect(context.Background(), &rm); err != nil {
+		r.t.Fatal(err)
+	}
+	return rm
+}
+
+// collect collects once, checks the scope, kind and unit of every rwpool
+// instrument and returns the values.
+func (r *reader) collect() collected {
+	r.t.Helper()
+	return r.decode(r.raw())
+}
+
+func (r *reader) decode(rm metricdata.ResourceMetrics) collected {
+	t := r.t
+	t.Helper()
+	out := collected{}
+	for _, sm := range rm.ScopeMetrics {
+		if sm.Scope.Name != rwotel.ScopeName {
+			t.Errorf("scope %q", sm.Scope.Name)
+		}
+		for _, m := range sm.Metrics {
+			want, ok := instruments[m.Name]
+			if !ok {
+				t.Errorf("unexpected metric %q", m.Name)
+				continue
+			}
+			if m.Unit != want.unit {
+				t.Errorf("%s: unit %q, want %q", m.Name, m.Unit, want.unit)
+			}
+			if m.Description == "" {
+				t.Errorf("%s: no description", m.Name)
+			}
+			series := map[string]float64{}
+			add := func(attrs attribute.Set, v float64) {
+				var kv []string
+				for _, a := range attrs.ToSlice() {
+					kv = append(kv, string(a.Key)+"="+a.Value.Emit())
+				}
+				series[strings.Join(kv, ",")] = v
+			}
+			var got kind
+			switch d := m.Data.(type) {
+			case metricdata.Sum[int64]:
+				got = sumKind(d.IsMonotonic, d.Temporality, m.Name, t)
+				for _, p := range d.DataPoints {
+					add(p.Attributes, float64(p.Value))
+				}
+			case metricdata.Sum[float64]:
+				got = sumKind(d.IsMonotonic, d.Temporality, m.Name, t)
+				for _, p := range d.DataPoints {
+					add(p.Attributes, p.Value)
+				}
+			case metricdata.Gauge[int64]:
+				got = gauge
+				for _, p := range d.DataPoints {
+					add(p.Attributes, float64(p.Value))
+				}
+			case metricdata.Gauge[float64]:
+				got = gauge
+				for _, p := range d.DataPoints {
+					add(p.Attributes, p.Value)
+				}
+			default:
+				t.Errorf("%s: data %T", m.Name, m.Data)
+			}
+			if got != want.kind {
+				t.Errorf("%s: %s, want %s", m.Name, got, want.kind)
+			}
+			out[m.Name] = series
+		}
+	}
+	return out
+}
+
+func sumKind(monotonic bool, temp metricdata.Temporality, name string, t *testing.T) kind {
+	if temp != metricdata.CumulativeTemporality {
+		t.Errorf("%s: temporality %v", name, temp)
+	}
+	if monotonic {
+		return counter
+	}
+	return upDown
+}
+
+const (
+	p  = "node=primary,role=primary"
+	r1 = "node=replica1,role=replica"
+	r2 = "node=replica2,role=replica"
+)
+
+func register(t *testing.T, db *sql.DB, mp metric.MeterProvider, opts ...rwotel.Option) metric.Registration {
+	t.Helper()
+	reg, err := rwotel.Register(db, mp, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg
+}
+
+// TestRegisterReportsSnapshot runs known traffic and checks every
+// instrument's exact value.
+func TestRegisterReportsSnapshot(t *testing.T) {
+	c := newCluster(t, "pool_size=1;check_interval=20ms;acquire_timeout=10s")
+	rd := newReader(t)
+	reg := register(t, c.db, rd.mp)
+	defer reg.Unregister()
+
+	waitFor(t, c.db, "a first probe of every node", func(s rwpool.Snapshot) bool {
+		for _, n := range s.Nodes {
+			if n.ProbeLatency <= 0 {
+				return false
+			}
+		}
+		return true
+	})
+	for k, v := range rd.collect()[rwotel.MetricNodeProbeLatency] {
+		if v <= 0 || v > 10 {
+			t.Errorf("probe latency of %s = %g s", k, v)
+		}
+	}
+
+	const reads, writes = 5, 2
+	for range reads {
+		mustQuery(t, c.db, "SELECT 1")
+	}
+	for range writes {
+		mustExec(t, c.db, "INSERT INTO t VALUES (1)")
+	}
+	got := rd.collect()[rwotel.MetricStatementsServed]
+	if got[r1] != reads || got[p] != writes || got[r2] != 0 {
+		t.Fatalf("served = %v, want %s %d, %s %d", got, r1, reads, p, writes)
+	}
+
+	// Replayed on replica1, then replica2, then the primary (fallback).
+	mustQuery(t, c.db, boomQuery)
+
+	// A transaction holds the primary's only connection; a write waits.
+	tx, err := c.db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if _, err := c.db.Exec("INSERT INTO t VALUES (2)"); err != nil {
+			t.Errorf("waiting write: %v", err)
+		}
+	}()
+	waitFor(t, c.db, "a waiter on the primary", func(s rwpool.Snapshot) bool { return s.Nodes[0].Waiting == 1 })
+	during := rd.collect()
+	// The primary's one connection is in use, none idle; one write waits.
+	for name, want := range map[string]float64{
+		rwotel.MetricWaiters: 1, rwotel.MetricConnectionsOpen: 1,
+		rwotel.MetricConnectionsIdle: 0, rwotel.MetricConnectionsInUse: 1,
+	} {
+		if got := during[name][p]; got != want {
+			t.Errorf("%s{primary} = %g while a write waits, want %g", name, got, want)
+		}
+	}
+	if got := during[rwotel.MetricWaiters][r1]; got != 0 {
+		t.Errorf("%s{replica1} = %g, want 0", rwotel.MetricWaiters, got)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+
+	fake.setDown(c.rep2, true)
+	waitFor(t, c.db, "replica2 to trip", func(s rwpool.Snapshot) bool { return !s.Nodes[2].Available })
+
+	all := rd.collect()
+	if wt := all[rwotel.MetricWaitTime]; wt[p] <= 0 || wt[r1] != 0 {
+		t.Errorf("wait time = %v", wt)
+	}
+	delete(all, rwotel.MetricWaitTime)
+	delete(all, rwotel.MetricNodeProbeLatency)
+	series := func(primary, replica1, replica2 float64) map[string]float64 {
+		return map[string]float64{p: primary, r1: replica1, r2: replica2}
+	}
+	want := collected{
+		rwotel.MetricConnectionsOpen:  series(1, 0, 0),
+		rwotel.MetricConnectionsIdle:  series(1, 0, 0),
+		rwotel.MetricConnectionsInUse: series(0, 0, 0),
+		rwotel.MetricConnectionsMax:   series(1, 1, 1),
+		rwotel.MetricWaiters:          series(0, 0, 0),
+		rwotel.MetricWaits:            series(1, 0, 0),
+		// primary: 2 writes, 1 fallback read, 1 transaction, 1 waiting write.
+		rwotel.MetricStatementsServed: series(5, reads+1, 1),
+		rwotel.MetricStatementErrors:  series(0, 1, 1),
+		rwotel.MetricNodeTrips:        series(0, 0, 1),
+		rwotel.MetricReplays:          series(0, 1, 1),
+		rwotel.MetricFallbacks:        series(1, 0, 0),
+		rwotel.MetricNodeAvailable:    series(1, 1, 0),
+	}
+	for _, name := range slices.Sorted(maps.Keys(want)) {
+		if !maps.Equal(all[name], want[name]) {
+			t.Errorf("%s = %v, want %v", name, all[name], want[name])
+		}
+	}
+	if len(all) != len(want) {
+		t.Errorf("%d metrics, want %d", len(all), len(want))
+	}
+	if t.Failed() {
+		s, _ := rwpool.Stats(c.db)
+		t.Logf("snapshot:\n%s", s)
+	}
+
+	// replica2's trip cause echoes its DSN; nothing of a DSN is reported.
+	if s, _ := rwpool.Stats(c.db); s.Nodes[2].LastError == "" {
+		t.Fatalf("replica2 tripped without a cause:\n%s", s)
+	}
+	text := fmt.Sprintf("%+v", rd.raw())
+	if !strings.Contains(text, "replica1") {
+		t.Fatalf("dump names no node: %s", text)
+	}
+	for _, secret := range []string{sentinel, "postgres://", ".test:5432", "fake: dial"} {
+		if strings.Contains(text, secret) {
+			t.Errorf("metrics contain %q: %s", secret, text)
+		}
+	}
+}
+
+func TestRegisterRejects(t *testing.T) {
+	rd := newReader(t)
+	foreign, err := sql.Open(fakeDriverName, "not rwpool")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer foreign.Close()
+	if _, err := rwotel.Register(foreign, rd.mp); !errors.Is(err, rwpool.ErrNotRWPool) {
+		t.Errorf("Register(foreign db) = %v, want ErrNotRWPool", err)
+	}
+	if _, err := rwotel.Register(nil, rd.mp); err == nil {
+		t.Error("Register(nil db): no error")
+	}
+	if _, err := rwotel.RegisterConnector(nil, rd.mp); err == nil {
+		t.Error("RegisterConnector(nil): no error")
+	}
+	c := newCluster(t, "breaker=off")
+	if _, err := rwotel.Register(c.db, nil); err == nil {
+		t.Error("Register(nil MeterProvider): no error")
+	}
+	for _, k := range []string{"node", "role"} {
+		if _, err := rwotel.Register(c.db, rd.mp, rwotel.WithAttributes(attribute.String(k, "x"))); err == nil {
+			t.Errorf("reserved attribute %q accepted", k)
+		}
+	}
+	if got := rd.collect(); len(got) != 0 {
+		t.Errorf("a rejected Register reports: %v", got)
+	}
+}
+
+// TestTwoDatabases: WithAttributes tells two databases apart; Unregister
+// stops reporting one.
+func TestTwoDatabases(t *testing.T) {
+	a := newCluster(t, "breaker=off")
+	b := newCluster(t, "breaker=off")
+	rd := newReader(t)
+	regA := register(t, a.db, rd.mp, rwotel.WithAttributes(attribute.String("db", "a")))
+	regB := register(t, b.db, rd.mp, rwotel.WithAttributes(attribute.String("db", "b")))
+	defer regB.Unregister()
+	mustQuery(t, b.db, "SELECT 1")
+	mustQuery(t, b.db, "SELECT 1")
+	mustQuery(t, a.db, "SELECT 1")
+	want := map[string]float64{
+		"db=a," + p: 0, "db=a," + r1: 1, "db=a," + r2: 0,
+		"db=b," + p: 0, "db=b," + r1: 2, "db=b," + r2: 0,
+	}
+	if got := rd.collect()[rwotel.MetricStatementsServed]; !maps.Equal(got, want) {
+		t.Fatalf("served = %v, want %v", got, want)
+	}
+	if err := regA.Unregister(); err != nil {
+		t.Fatal(err)
+	}
+	want = map[string]float64{"db=b," + p: 0, "db=b," + r1: 2, "db=b," + r2: 0}
+	if got := rd.collect()[rwotel.MetricStatementsServed]; !maps.Equal(got, want) {
+		t.Fatalf("served after Unregister of a = %v, want %v", got, want)
+	}
+}
+
+func TestRegisterConnector(t *testing.T) {
+	cfg := dsn.NewConfig()
+	cfg.Driver = fakeDriverName
+	cfg.Primary.DSN = nodeDSN(t, "primary")
+	cfg.Replicas = []dsn.Node{{DSN: nodeDSN(t, "replica1"), Weight: 1, Name: "r1"}}
+	cfg.Breaker = false
+	conn, err := rwpool.NewConnector(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := sql.OpenDB(conn)
+	defer db.Close()
+	rd := newReader(t)
+	reg, err := rwotel.RegisterConnector(conn, rd.mp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reg.Unregister()
+	for range 3 {
+		mustQuery(t, db, "SELECT 1")
+	}
+	want := map[string]float64{p: 0, "node=r1,role=replica": 3}
+	if got := rd.collect()[rwotel.MetricStatementsServed]; !maps.Equal(got, want) {
+		t.Fatalf("served = %v, want %v", got, want)
+	}
+}
+
+// TestClosedDatabase: a registration of a closed database still reports
+// its last state.
+func TestClosedDatabase(t *testing.T) {
+	c := newCluster(t, "breaker=off")
+	rd := newReader(t)
+	reg := register(t, c.db, rd.mp)
+	defer reg.Unregister()
+	mustQuery(t, c.db, "SELECT 1")
+	if err := c.db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	all := rd.collect()
+	if got := all[rwotel.MetricStatementsServed][r1]; got != 1 {
+		t.Fatalf("served by replica1 after Close = %g, want 1", got)
+	}
+	if got := all[rwotel.MetricConnectionsOpen][r1]; got != 0 {
+		t.Fatalf("open on replica1 after Close = %g, want 0", got)
+	}
+}
+
+// TestConcurrentCollections: two readers collect while traffic runs, for
+// the race detector.
+func TestConcurrentCollections(t *testing.T) {
+	c := newCluster(t, "pool_size=4;check_interval=10ms")
+	ra, rb := sdkmetric.NewManualReader(), sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(ra), sdkmetric.WithReader(rb))
+	defer mp.Shutdown(context.Background())
+	reg := register(t, c.db, mp)
+	defer reg.Unregister()
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range 50 {
+				if _, err := c.db.Exec(fmt.Sprintf("SELECT %d", i*100+j)); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	for _, r := range []*sdkmetric.ManualReader{ra, rb} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 20 {
+				var rm metricdata.ResourceMetrics
+				if err := r.Collect(context.Background(), &rm); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	rd := &reader{t: t, r: ra, mp: mp}
+	if got := rd.collect()[rwotel.MetricStatementsServed][r1]; got != 200 {
+		t.Fatalf("served by replica1 = %g, want 200", got)
+	}
+}

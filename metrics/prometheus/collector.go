@@ -1,0 +1,201 @@
+// Package rwprom exports the statistics of an rwpool database to
+// Prometheus.
+//
+// NewCollector returns a prometheus.Collector for a *sql.DB opened with
+// rwpool. On every scrape it reads one rwpool.Snapshot, so all the values of
+// one scrape come from the same moment, and it exports one series per node
+// and metric, labelled with the node's name ("node") and role ("role"):
+//
+//	db, err := sql.Open("rwpool", dsn)
+//	...
+//	c, err := rwprom.NewCollector(db)
+//	if err != nil { ... }
+//	prometheus.MustRegister(c)
+//	http.Handle("/metrics", promhttp.Handler())
+//
+// Node DSNs, and the text of the last error of a node, are never exported:
+// the labels are the node names of the rwpool DSN.
+//
+// To export several rwpool databases from one registry, give each collector
+// a distinct constant label (WithConstLabels), or a distinct namespace;
+// otherwise the second registration fails as a duplicate.
+//
+// This package lives in a module of its own, so that the rwpool module does
+// not depend on the Prometheus client.
+package rwprom
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/rwpool/rwpool"
+)
+
+// DefaultNamespace is the prefix of every metric name unless WithNamespace
+// says otherwise.
+const DefaultNamespace = "rwpool"
+
+// Option configures a collector.
+type Option func(*config)
+
+type config struct {
+	namespace   string
+	constLabels prometheus.Labels
+}
+
+// WithNamespace replaces the metric name prefix (DefaultNamespace,
+// "rwpool"). An empty namespace leaves the names without prefix
+// ("connections_open", …).
+func WithNamespace(ns string) Option {
+	return func(c *config) { c.namespace = ns }
+}
+
+// WithConstLabels adds labels with fixed values to every exported series,
+// for instance {"db": "orders"} to tell two rwpool databases apart. The
+// labels "node" and "role" are reserved. The map is copied.
+func WithConstLabels(l prometheus.Labels) Option {
+	return func(c *config) {
+		if c.constLabels == nil {
+			c.constLabels = prometheus.Labels{}
+		}
+		for k, v := range l {
+			c.constLabels[k] = v
+		}
+	}
+}
+
+// collector is the prometheus.Collector of one rwpool database.
+type collector struct {
+	stats func() (rwpool.Snapshot, error)
+
+	connOpen, connIdle, connInUse, connMax *prometheus.Desc
+	waiters, waits, waitSeconds            *prometheus.Desc
+	served, errors, trips                  *prometheus.Desc
+	replays, fallbacks                     *prometheus.Desc
+	available, probeLatency                *prometheus.Desc
+}
+
+// NewCollector returns a collector for db, which must have been opened with
+// rwpool (sql.Open("rwpool", …) or sql.OpenDB with an *rwpool.Connector);
+// for any other *sql.DB it returns an error wrapping rwpool.ErrNotRWPool.
+// It also returns an error when the options make an invalid metric or
+// label name.
+//
+// The collector holds db and reads rwpool.Stats(db) on every scrape, which
+// needs no database connection. Unregister it before closing db if the
+// process goes on; a collector of a closed db keeps exporting the last
+// state.
+func NewCollector(db *sql.DB, opts ...Option) (prometheus.Collector, error) {
+	if db == nil {
+		return nil, errors.New("rwprom: nil *sql.DB")
+	}
+	if _, err := rwpool.Stats(db); err != nil {
+		return nil, fmt.Errorf("rwprom: %w", err)
+	}
+	return newCollector(func() (rwpool.Snapshot, error) { return rwpool.Stats(db) }, opts)
+}
+
+// NewConnectorCollector returns a collector for c, for programs that open
+// their *sql.DB with sql.OpenDB(c). It returns an error for a nil c or when
+// the options make an invalid metric or label name.
+func NewConnectorCollector(c *rwpool.Connector, opts ...Option) (prometheus.Collector, error) {
+	if c == nil {
+		return nil, errors.New("rwprom: nil *rwpool.Connector")
+	}
+	return newCollector(func() (rwpool.Snapshot, error) { return c.Stats(), nil }, opts)
+}
+
+func newCollector(stats func() (rwpool.Snapshot, error), opts []Option) (*collector, error) {
+	cfg := config{namespace: DefaultNamespace}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	labels := []string{"node", "role"}
+	desc := func(name, help string) *prometheus.Desc {
+		return prometheus.NewDesc(prometheus.BuildFQName(cfg.namespace, "", name), help, labels, cfg.constLabels)
+	}
+	col := &collector{
+		stats:        stats,
+		connOpen:     desc("connections_open", "Real connections open to the node: idle, in use and being dialed."),
+		connIdle:     desc("connections_idle", "Real connections idle in the node's pool."),
+		connInUse:    desc("connections_in_use", "Real connections of the node borrowed by statements."),
+		connMax:      desc("connections_max", "Maximum number of real connections open to the node (pool_size)."),
+		waiters:      desc("waiters", "Borrowers waiting now for a connection to the node."),
+		waits:        desc("waits_total", "Borrows from the node's pool that had to wait for a connection."),
+		waitSeconds:  desc("wait_seconds_total", "Total time borrows from the node's pool waited for a connection, in seconds."),
+		served:       desc("statements_served_total", "Statements and transactions routed to the node."),
+		errors:       desc("statement_errors_total", "Statements that failed on the node, including borrows refused because it was unavailable."),
+		trips:        desc("node_trips_total", "Times the node became unavailable."),
+		replays:      desc("replays_total", "Reads that failed on the node and were replayed on another node."),
+		fallbacks:    desc("fallbacks_total", "Reads served by the node (the primary) because no replica was available."),
+		available:    desc("node_available", "1 if routing may choose the node, 0 while it is unavailable."),
+		probeLatency: desc("node_probe_latency_seconds", "Latency of the node's last successful health probe, in seconds (0 before the first)."),
+	}
+	// Registering with a throwaway registry reports every invalid name
+	// (bad namespace, bad or reserved constant label) now, as an error,
+	// rather than at the caller's Register.
+	if err := prometheus.NewPedanticRegistry().Register(col); err != nil {
+		return nil, fmt.Errorf("rwprom: %w", err)
+	}
+	return col, nil
+}
+
+func (c *collector) descs() []*prometheus.Desc {
+	return []*prometheus.Desc{
+		c.connOpen, c.connIdle, c.connInUse, c.connMax,
+		c.waiters, c.waits, c.waitSeconds,
+		c.served, c.errors, c.trips,
+		c.replays, c.fallbacks,
+		c.available, c.probeLatency,
+	}
+}
+
+// Describe sends the descriptor of every metric the collector exports.
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range c.descs() {
+		ch <- d
+	}
+}
+
+// Collect reads one Snapshot and sends every metric of every node. Should
+// the database no longer be found (see rwpool.Stats), it sends nothing, so
+// one lost database does not fail the scrape of a whole registry.
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	s, err := c.stats()
+	if err != nil {
+		return
+	}
+	const (
+		gauge   = prometheus.GaugeValue
+		counter = prometheus.CounterValue
+	)
+	for _, n := range s.Nodes {
+		send := func(d *prometheus.Desc, t prometheus.ValueType, v float64) {
+			ch <- prometheus.MustNewConstMetric(d, t, v, n.Name, n.Role)
+		}
+		send(c.connOpen, gauge, float64(n.Open))
+		send(c.connIdle, gauge, float64(n.Idle))
+		send(c.connInUse, gauge, float64(n.InUse))
+		send(c.connMax, gauge, float64(n.MaxOpen))
+		send(c.waiters, gauge, float64(n.Waiting))
+		send(c.waits, counter, float64(n.WaitCount))
+		send(c.waitSeconds, counter, n.WaitDuration.Seconds())
+		send(c.served, counter, float64(n.Served))
+		send(c.errors, counter, float64(n.Errors))
+		send(c.trips, counter, float64(n.Trips))
+		send(c.replays, counter, float64(n.Replays))
+		send(c.fallbacks, counter, float64(n.Fallbacks))
+		send(c.available, gauge, boolFloat(n.Available))
+		send(c.probeLatency, gauge, n.ProbeLatency.Seconds())
+	}
+}
+
+func boolFloat(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

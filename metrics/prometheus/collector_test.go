@@ -1,0 +1,455 @@
+package rwprom_test
+
+import (
+	"bytes"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/prometheus/common/expfmt"
+	"go.uber.org/goleak"
+
+	"github.com/rwpool/rwpool"
+	"github.com/rwpool/rwpool/dsn"
+	rwprom "github.com/rwpool/rwpool/metrics/prometheus"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// metricNames are the names of every exported metric with the default
+// namespace.
+var metricNames = []string{
+	"rwpool_connections_open",
+	"rwpool_connections_idle",
+	"rwpool_connections_in_use",
+	"rwpool_connections_max",
+	"rwpool_waiters",
+	"rwpool_waits_total",
+	"rwpool_wait_seconds_total",
+	"rwpool_statements_served_total",
+	"rwpool_statement_errors_total",
+	"rwpool_node_trips_total",
+	"rwpool_replays_total",
+	"rwpool_fallbacks_total",
+	"rwpool_node_available",
+	"rwpool_node_probe_latency_seconds",
+}
+
+func newRegistry(t *testing.T, db *sql.DB, opts ...rwprom.Option) *prometheus.Registry {
+	t.Helper()
+	c, err := rwprom.NewCollector(db, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewPedanticRegistry()
+	if err := reg.Register(c); err != nil {
+		t.Fatal(err)
+	}
+	return reg
+}
+
+// gatherText returns everything reg exports, in the text format.
+func gatherText(t *testing.T, reg prometheus.Gatherer) string {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	enc := expfmt.NewEncoder(&b, expfmt.NewFormat(expfmt.TypeTextPlain))
+	for _, mf := range mfs {
+		if err := enc.Encode(mf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return b.String()
+}
+
+// value returns the value of the one series of name with the given node
+// label.
+func value(t *testing.T, reg prometheus.Gatherer, name, node string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "node" && l.GetValue() == node {
+					if m.GetCounter() != nil {
+						return m.GetCounter().GetValue()
+					}
+					return m.GetGauge().GetValue()
+				}
+			}
+		}
+	}
+	t.Fatalf("no series %s{node=%q}", name, node)
+	return 0
+}
+
+// TestCollectorExportsSnapshot runs known traffic and compares every metric
+// with its exact expected value.
+func TestCollectorExportsSnapshot(t *testing.T) {
+	c := newCluster(t, "pool_size=1;check_interval=20ms;acquire_timeout=10s")
+	reg := newRegistry(t, c.db)
+
+	// Every node answers health probes: the probe latency gauge is set.
+	waitFor(t, c.db, "a first probe of every node", func(s rwpool.Snapshot) bool {
+		for _, n := range s.Nodes {
+			if n.ProbeLatency <= 0 {
+				return false
+			}
+		}
+		return true
+	})
+	for _, node := range []string{"primary", "replica1", "replica2"} {
+		if v := value(t, reg, "rwpool_node_probe_latency_seconds", node); v <= 0 || v > 10 {
+			t.Errorf("probe latency of %s = %g s", node, v)
+		}
+	}
+
+	// 5 reads go to replica1 (replica2 is a spare), 2 writes to the primary.
+	const reads, writes = 5, 2
+	for range reads {
+		mustQuery(t, c.db, "SELECT 1")
+	}
+	for range writes {
+		mustExec(t, c.db, "INSERT INTO t VALUES (1)")
+	}
+	if got := value(t, reg, "rwpool_statements_served_total", "replica1"); got != reads {
+		t.Fatalf("served by replica1 = %g, want %d", got, reads)
+	}
+	if got := value(t, reg, "rwpool_statements_served_total", "primary"); got != writes {
+		t.Fatalf("served by primary = %g, want %d", got, writes)
+	}
+
+	// A read failing at the connection level on both replicas is replayed:
+	// replica1, then the spare replica2, then the primary as a fallback.
+	mustQuery(t, c.db, boomQuery)
+
+	// A transaction holds the primary's only connection; a write waits.
+	tx, err := c.db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if _, err := c.db.Exec("INSERT INTO t VALUES (2)"); err != nil {
+			t.Errorf("waiting write: %v", err)
+		}
+	}()
+	waitFor(t, c.db, "a waiter on the primary", func(s rwpool.Snapshot) bool { return s.Nodes[0].Waiting == 1 })
+	err = testutil.CollectAndCompare(mustCollector(t, c.db), strings.NewReader(`
+# HELP rwpool_waiters Borrowers waiting now for a connection to the node.
+# TYPE rwpool_waiters gauge
+rwpool_waiters{node="primary",role="primary"} 1
+rwpool_waiters{node="replica1",role="replica"} 0
+rwpool_waiters{node="replica2",role="replica"} 0
+`), "rwpool_waiters")
+	if err != nil {
+		t.Error(err)
+	}
+	// The primary's one connection is in use, none idle.
+	for name, want := range map[string]float64{
+		"rwpool_connections_open": 1, "rwpool_connections_idle": 0, "rwpool_connections_in_use": 1,
+	} {
+		if got := value(t, reg, name, "primary"); got != want {
+			t.Errorf("%s{node=primary} = %g while a write waits, want %g", name, got, want)
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if got := value(t, reg, "rwpool_wait_seconds_total", "primary"); got <= 0 {
+		t.Errorf("wait seconds on primary = %g, want > 0", got)
+	}
+
+	// replica2 goes down: the health checker takes it out of rotation.
+	fake.setDown(c.rep2, true)
+	waitFor(t, c.db, "replica2 to trip", func(s rwpool.Snapshot) bool { return !s.Nodes[2].Available })
+
+	// Served: primary 2 writes + 1 fallback read + 1 transaction + 1
+	// write that waited; replica1 5 reads + 1 failed; replica2 1 failed.
+	// The connections that failed were closed, not returned to the pool.
+	want := `
+# HELP rwpool_connections_idle Real connections idle in the node's pool.
+# TYPE rwpool_connections_idle gauge
+rwpool_connections_idle{node="primary",role="primary"} 1
+rwpool_connections_idle{node="replica1",role="replica"} 0
+rwpool_connections_idle{node="replica2",role="replica"} 0
+# HELP rwpool_connections_in_use Real connections of the node borrowed by statements.
+# TYPE rwpool_connections_in_use gauge
+rwpool_connections_in_use{node="primary",role="primary"} 0
+rwpool_connections_in_use{node="replica1",role="replica"} 0
+rwpool_connections_in_use{node="replica2",role="replica"} 0
+# HELP rwpool_connections_max Maximum number of real connections open to the node (pool_size).
+# TYPE rwpool_connections_max gauge
+rwpool_connections_max{node="primary",role="primary"} 1
+rwpool_connections_max{node="replica1",role="replica"} 1
+rwpool_connections_max{node="replica2",role="replica"} 1
+# HELP rwpool_connections_open Real connections open to the node: idle, in use and being dialed.
+# TYPE rwpool_connections_open gauge
+rwpool_connections_open{node="primary",role="primary"} 1
+rwpool_connections_open{node="replica1",role="replica"} 0
+rwpool_connections_open{node="replica2",role="replica"} 0
+# HELP rwpool_fallbacks_total Reads served by the node (the primary) because no replica was available.
+# TYPE rwpool_fallbacks_total counter
+rwpool_fallbacks_total{node="primary",role="primary"} 1
+rwpool_fallbacks_total{node="replica1",role="replica"} 0
+rwpool_fallbacks_total{node="replica2",role="replica"} 0
+# HELP rwpool_node_available 1 if routing may choose the node, 0 while it is unavailable.
+# TYPE rwpool_node_available gauge
+rwpool_node_available{node="primary",role="primary"} 1
+rwpool_node_available{node="replica1",role="replica"} 1
+rwpool_node_available{node="replica2",role="replica"} 0
+# HELP rwpool_node_trips_total Times the node became unavailable.
+# TYPE rwpool_node_trips_total counter
+rwpool_node_trips_total{node="primary",role="primary"} 0
+rwpool_node_trips_total{node="replica1",role="replica"} 0
+rwpool_node_trips_total{node="replica2",role="replica"} 1
+# HELP rwpool_replays_total Reads that failed on the node and were replayed on another node.
+# TYPE rwpool_replays_total counter
+rwpool_replays_total{node="primary",role="primary"} 0
+rwpool_replays_total{node="replica1",role="replica"} 1
+rwpool_replays_total{node="replica2",role="replica"} 1
+# HELP rwpool_statement_errors_total Statements that failed on the node, including borrows refused because it was unavailable.
+# TYPE rwpool_statement_errors_total counter
+rwpool_statement_errors_total{node="primary",role="primary"} 0
+rwpool_statement_errors_total{node="replica1",role="replica"} 1
+rwpool_statement_errors_total{node="replica2",role="replica"} 1
+# HELP rwpool_statements_served_total Statements and transactions routed to the node.
+# TYPE rwpool_statements_served_total counter
+rwpool_statements_served_total{node="primary",role="primary"} 5
+rwpool_statements_served_total{node="replica1",role="replica"} 6
+rwpool_statements_served_total{node="replica2",role="replica"} 1
+# HELP rwpool_waiters Borrowers waiting now for a connection to the node.
+# TYPE rwpool_waiters gauge
+rwpool_waiters{node="primary",role="primary"} 0
+rwpool_waiters{node="replica1",role="replica"} 0
+rwpool_waiters{node="replica2",role="replica"} 0
+# HELP rwpool_waits_total Borrows from the node's pool that had to wait for a connection.
+# TYPE rwpool_waits_total counter
+rwpool_waits_total{node="primary",role="primary"} 1
+rwpool_waits_total{node="replica1",role="replica"} 0
+rwpool_waits_total{node="replica2",role="replica"} 0
+`
+	exact := []string{}
+	for _, n := range metricNames {
+		if n != "rwpool_wait_seconds_total" && n != "rwpool_node_probe_latency_seconds" {
+			exact = append(exact, n)
+		}
+	}
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), exact...); err != nil {
+		t.Fatalf("%v\nsnapshot:\n%s", err, mustStats(t, c.db))
+	}
+	if n := testutil.CollectAndCount(mustCollector(t, c.db)); n != len(metricNames)*3 {
+		t.Errorf("%d series, want %d (%d metrics × 3 nodes)", n, len(metricNames)*3, len(metricNames))
+	}
+	if n, err := testutil.GatherAndCount(reg, metricNames...); err != nil || n != len(metricNames)*3 {
+		t.Errorf("GatherAndCount = %d, %v", n, err)
+	}
+
+	// replica2's trip cause is a dial error that echoes its DSN: neither the
+	// password nor any other part of a DSN is exported.
+	if s := mustStats(t, c.db); s.Nodes[2].LastError == "" {
+		t.Fatalf("replica2 tripped without a cause:\n%s", s)
+	}
+	text := gatherText(t, reg)
+	for _, secret := range []string{sentinel, "postgres://", ".test:5432", "fake: dial"} {
+		if strings.Contains(text, secret) {
+			t.Errorf("metrics contain %q:\n%s", secret, text)
+		}
+	}
+}
+
+func mustCollector(t *testing.T, db *sql.DB, opts ...rwprom.Option) prometheus.Collector {
+	t.Helper()
+	c, err := rwprom.NewCollector(db, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func mustStats(t *testing.T, db *sql.DB) rwpool.Snapshot {
+	t.Helper()
+	s, err := rwpool.Stats(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestNewCollectorRejectsForeignDB(t *testing.T) {
+	db, err := sql.Open(fakeDriverName, "not rwpool")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := rwprom.NewCollector(db); !errors.Is(err, rwpool.ErrNotRWPool) {
+		t.Fatalf("NewCollector(foreign db) = %v, want ErrNotRWPool", err)
+	}
+	if _, err := rwprom.NewCollector(nil); err == nil {
+		t.Fatal("NewCollector(nil): no error")
+	}
+	if _, err := rwprom.NewConnectorCollector(nil); err == nil {
+		t.Fatal("NewConnectorCollector(nil): no error")
+	}
+}
+
+func TestOptions(t *testing.T) {
+	c := newCluster(t, "breaker=off")
+	reg := newRegistry(t, c.db, rwprom.WithNamespace("shop"), rwprom.WithConstLabels(prometheus.Labels{"db": "orders"}))
+	mustQuery(t, c.db, "SELECT 1")
+	err := testutil.GatherAndCompare(reg, strings.NewReader(`
+# HELP shop_statements_served_total Statements and transactions routed to the node.
+# TYPE shop_statements_served_total counter
+shop_statements_served_total{db="orders",node="primary",role="primary"} 0
+shop_statements_served_total{db="orders",node="replica1",role="replica"} 1
+shop_statements_served_total{db="orders",node="replica2",role="replica"} 0
+`), "shop_statements_served_total")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := testutil.GatherAndCount(reg); n != len(metricNames)*3 {
+		t.Fatalf("%d series, want %d", n, len(metricNames)*3)
+	}
+
+	for _, l := range []string{"node", "role"} {
+		if _, err := rwprom.NewCollector(c.db, rwprom.WithConstLabels(prometheus.Labels{l: "x"})); err == nil {
+			t.Errorf("const label %q accepted", l)
+		}
+	}
+	if _, err := rwprom.NewCollector(c.db, rwprom.WithNamespace("bad\xffname")); err == nil {
+		t.Error("invalid namespace accepted")
+	}
+}
+
+// TestTwoDatabases: two rwpool databases in one registry need distinct
+// constant labels.
+func TestTwoDatabases(t *testing.T) {
+	a := newCluster(t, "breaker=off")
+	b := newCluster(t, "breaker=off")
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(mustCollector(t, a.db, rwprom.WithConstLabels(prometheus.Labels{"db": "a"})))
+	reg.MustRegister(mustCollector(t, b.db, rwprom.WithConstLabels(prometheus.Labels{"db": "b"})))
+	if err := reg.Register(mustCollector(t, b.db, rwprom.WithConstLabels(prometheus.Labels{"db": "a"}))); err == nil {
+		t.Fatal("a second collector with the same labels was registered")
+	}
+	mustQuery(t, b.db, "SELECT 1")
+	err := testutil.GatherAndCompare(reg, strings.NewReader(`
+# HELP rwpool_statements_served_total Statements and transactions routed to the node.
+# TYPE rwpool_statements_served_total counter
+rwpool_statements_served_total{db="a",node="primary",role="primary"} 0
+rwpool_statements_served_total{db="a",node="replica1",role="replica"} 0
+rwpool_statements_served_total{db="a",node="replica2",role="replica"} 0
+rwpool_statements_served_total{db="b",node="primary",role="primary"} 0
+rwpool_statements_served_total{db="b",node="replica1",role="replica"} 1
+rwpool_statements_served_total{db="b",node="replica2",role="replica"} 0
+`), "rwpool_statements_served_total")
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestConnectorCollector(t *testing.T) {
+	cfg := dsn.NewConfig()
+	cfg.Driver = fakeDriverName
+	cfg.Primary.DSN = nodeDSN(t, "primary")
+	cfg.Replicas = []dsn.Node{{DSN: nodeDSN(t, "replica1"), Weight: 1}}
+	cfg.Breaker = false
+	conn, err := rwpool.NewConnector(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := sql.OpenDB(conn)
+	defer db.Close()
+	col, err := rwprom.NewConnectorCollector(conn, rwprom.WithNamespace(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		mustQuery(t, db, "SELECT 1")
+	}
+	err = testutil.CollectAndCompare(col, strings.NewReader(`
+# HELP statements_served_total Statements and transactions routed to the node.
+# TYPE statements_served_total counter
+statements_served_total{node="primary",role="primary"} 0
+statements_served_total{node="replica1",role="replica"} 3
+`), "statements_served_total")
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestClosedDatabase: a collector of a closed database still answers, with
+// its last state.
+func TestClosedDatabase(t *testing.T) {
+	c := newCluster(t, "breaker=off")
+	reg := newRegistry(t, c.db)
+	mustQuery(t, c.db, "SELECT 1")
+	if err := c.db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := value(t, reg, "rwpool_statements_served_total", "replica1"); got != 1 {
+		t.Fatalf("served by replica1 after Close = %g, want 1", got)
+	}
+	if got := value(t, reg, "rwpool_connections_open", "replica1"); got != 0 {
+		t.Fatalf("open on replica1 after Close = %g, want 0", got)
+	}
+}
+
+// TestLint runs the Prometheus metric linter over everything exported.
+func TestLint(t *testing.T) {
+	c := newCluster(t, "breaker=off")
+	problems, err := testutil.CollectAndLint(mustCollector(t, c.db))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("lint: %s: %s", p.Metric, p.Text)
+	}
+}
+
+// TestConcurrentScrapes scrapes while traffic runs, for the race detector.
+func TestConcurrentScrapes(t *testing.T) {
+	c := newCluster(t, "pool_size=4;check_interval=10ms")
+	reg := newRegistry(t, c.db)
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range 50 {
+				if _, err := c.db.Exec(fmt.Sprintf("SELECT %d", i*100+j)); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	for range 20 {
+		if _, err := reg.Gather(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wg.Wait()
+	if got := value(t, reg, "rwpool_statements_served_total", "replica1"); got != 200 {
+		t.Fatalf("served by replica1 = %g, want 200", got)
+	}
+}
