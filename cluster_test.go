@@ -6,12 +6,15 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // registers "pgx"
 )
 
 // cluster describes one of the real replicated test clusters that
 // scripts/cluster.sh starts on loopback and describes in RWPOOL_* variables.
 type cluster struct {
-	name      string // "postgres" or "mariadb"
+	name      string // "postgres" (lib/pq), "pgx" (pgx's stdlib driver, same servers) or "mariadb"
 	driver    string // the database/sql driver name rwpool routes to
 	primary   string // host:port
 	replicas  []string
@@ -41,15 +44,24 @@ func realClusters(t *testing.T) []*cluster {
 		}
 		return strings.Split(s, ",")
 	}
+	// lib/pq and pgx both take PostgreSQL's keyword/value connection
+	// strings; connect_timeout is in seconds for both.
+	pgDSN := func(addr string) string {
+		host, port, _ := strings.Cut(addr, ":")
+		return fmt.Sprintf("host=%s port=%s user=%s password=%s dbname=%s sslmode=disable connect_timeout=5",
+			host, port, user, pw, db)
+	}
 	return []*cluster{
 		{
 			name: "postgres", driver: "postgres", primary: pg,
-			replicas: split(os.Getenv("RWPOOL_PG_REPLICAS")),
-			nodeDSN: func(addr string) string {
-				host, port, _ := strings.Cut(addr, ":")
-				return fmt.Sprintf("host=%s port=%s user=%s password=%s dbname=%s sslmode=disable connect_timeout=5",
-					host, port, user, pw, db)
-			},
+			replicas:  split(os.Getenv("RWPOOL_PG_REPLICAS")),
+			nodeDSN:   pgDSN,
+			portQuery: "SELECT inet_server_port()",
+		},
+		{
+			name: "pgx", driver: "pgx", primary: pg,
+			replicas:  split(os.Getenv("RWPOOL_PG_REPLICAS")),
+			nodeDSN:   pgDSN,
 			portQuery: "SELECT inet_server_port()",
 		},
 		{
@@ -62,6 +74,11 @@ func realClusters(t *testing.T) []*cluster {
 		},
 	}
 }
+
+// isPostgres reports whether the cluster is PostgreSQL, through either
+// driver: SQL dialect, placeholders ($1) and server behaviour are the same
+// for lib/pq and pgx.
+func (cl *cluster) isPostgres() bool { return cl.name == "postgres" || cl.name == "pgx" }
 
 // forEachCluster runs f as a subtest on every real cluster.
 func forEachCluster(t *testing.T, f func(t *testing.T, cl *cluster)) {
@@ -123,4 +140,32 @@ func (cl *cluster) replicaPorts() map[string]int {
 		m[portOf(r)] = i
 	}
 	return m
+}
+
+// waitReplicas waits until every replica, asked directly through the real
+// driver, answers q (which must return one row) with want: replicas replay
+// the primary's writes a moment later, and a test that writes and then reads
+// on a replica must wait for that.
+func (cl *cluster) waitReplicas(t *testing.T, q string, want string) {
+	t.Helper()
+	for _, r := range cl.replicas {
+		db, err := sql.Open(cl.driver, cl.nodeDSN(r))
+		if err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			var got string
+			err := db.QueryRow(q).Scan(&got)
+			if err == nil && got == want {
+				break
+			}
+			if time.Now().After(deadline) {
+				db.Close()
+				t.Fatalf("replica %s: %q = %q (%v) after 10s, want %q", r, q, got, err, want)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		db.Close()
+	}
 }

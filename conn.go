@@ -154,6 +154,9 @@ func (vc *conn) read(ctx context.Context, o ctxOpts, d routing.Decision, call fu
 			}
 			return err
 		}
+		if len(tried) > 0 {
+			tried[len(tried)-1].replays.Add(1) // its read is replayed here
+		}
 		if o.route != nil {
 			if why == "" {
 				why = d.Rule.String()
@@ -173,7 +176,6 @@ func (vc *conn) read(ctx context.Context, o ctxOpts, d routing.Decision, call fu
 		if !replayable(ctx, err) {
 			return err
 		}
-		n.replays.Add(1)
 		tried = append(tried, n)
 		lastErr = err
 	}

@@ -138,7 +138,7 @@ func (c *Connector) newNode(real driver.Driver, nc dsn.Node) (*node, error) {
 	}
 	p, err := pool.New(pool.Config{
 		Name:           nc.Name,
-		Connector:      redactingConnector{Connector: rc, dsn: nc.DSN},
+		Connector:      nodeConnector{Connector: rc, dsn: nc.DSN, c: c},
 		MaxOpen:        c.cfg.PoolSize,
 		MinIdle:        c.cfg.MinIdle,
 		AcquireTimeout: c.cfg.AcquireTimeout,
@@ -154,7 +154,7 @@ func (c *Connector) newNode(real driver.Driver, nc dsn.Node) (*node, error) {
 		closeConnector(rc)
 		return nil, err // a *pool.Error, naming the node
 	}
-	return &node{c: c, cfg: nc, pool: p, conn: redactingConnector{Connector: rc, dsn: nc.DSN},
+	return &node{c: c, cfg: nc, pool: p, conn: nodeConnector{Connector: rc, dsn: nc.DSN, c: c},
 		health: health.NewNode(nc.Name, nc.Role.String(), c.notify)}, nil
 }
 

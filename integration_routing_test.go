@@ -8,6 +8,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/lib/pq"
 
 	"github.com/rwpool/rwpool"
@@ -138,6 +139,24 @@ func TestIntegrationDriverValues(t *testing.T) {
 			var a []int64
 			var j string
 			if err := db.QueryRowContext(ctx, "SELECT a, j FROM rw_vals WHERE id = $1", 1).Scan(pq.Array(&a), &j); err != nil {
+				t.Fatal(err)
+			}
+			if len(a) != 3 || a[2] != 3 || j != `{"k": 1}` {
+				t.Fatalf("read back %v %q", a, j)
+			}
+		case "pgx":
+			// pgx's own values: []int64 straight into BIGINT[] and a
+			// map into JSONB. database/sql's default converter rejects
+			// both (and lib/pq takes neither); they reach pgx only if
+			// rwpool hands them to pgx's NamedValueChecker.
+			mustExec(t, db, "DROP TABLE IF EXISTS rw_vals")
+			mustExec(t, db, "CREATE TABLE rw_vals (id INT PRIMARY KEY, a BIGINT[], j JSONB)")
+			if _, err := db.Exec("INSERT INTO rw_vals VALUES (1, $1, $2)", []int64{1, 2, 3}, map[string]any{"k": 1}); err != nil {
+				t.Fatalf("pgx []int64 and map[string]any: %v", err)
+			}
+			var a []int64
+			var j string
+			if err := db.QueryRowContext(ctx, "SELECT a, j FROM rw_vals WHERE id = $1", 1).Scan(pgtype.NewMap().SQLScanner(&a), &j); err != nil {
 				t.Fatal(err)
 			}
 			if len(a) != 3 || a[2] != 3 || j != `{"k": 1}` {

@@ -16,10 +16,11 @@ func TestIntegrationRoutingRules(t *testing.T) {
 		mustExec(t, db, "DROP TABLE IF EXISTS rw_one")
 		mustExec(t, db, "CREATE TABLE rw_one (id INT PRIMARY KEY)")
 		mustExec(t, db, "INSERT INTO rw_one VALUES (1)")
+		cl.waitReplicas(t, "SELECT count(*) FROM rw_one", "1") // reads below expect the row on every replica
 		// {P} stands for the dialect's port expression.
 		var toPrimary, toReplica []string
-		switch cl.name {
-		case "postgres":
+		switch {
+		case cl.isPostgres():
 			mustExec(t, db, "DROP SEQUENCE IF EXISTS rw_seq")
 			mustExec(t, db, "CREATE SEQUENCE rw_seq")
 			toPrimary = []string{
@@ -54,7 +55,7 @@ func TestIntegrationRoutingRules(t *testing.T) {
 				"/*rwpool:replica*/ SELECT {P}",
 				"SELECT {P} WHERE 1 = 1; -- trailing comment",
 			}
-		case "mariadb":
+		case cl.name == "mariadb":
 			toPrimary = []string{
 				"SELECT {P} FROM rw_one FOR UPDATE",
 				"SELECT {P} FROM rw_one LOCK IN SHARE MODE",
@@ -132,8 +133,8 @@ func TestIntegrationWritesNeverReachReplicas(t *testing.T) {
 		mustExec(t, db, "DROP TABLE IF EXISTS rw_into")
 		mustExec(t, db, "CREATE TABLE rw_w (id INT PRIMARY KEY)")
 		var stmts []string
-		switch cl.name {
-		case "postgres":
+		switch {
+		case cl.isPostgres():
 			stmts = []string{
 				"SELECT 1 AS id INTO rw_into",
 				"WITH i AS (INSERT INTO rw_w VALUES (1) RETURNING id) SELECT id FROM i",
@@ -141,7 +142,7 @@ func TestIntegrationWritesNeverReachReplicas(t *testing.T) {
 				"EXPLAIN ANALYZE INSERT INTO rw_w VALUES (3)",
 				"/* INSERT */ DELETE FROM rw_w WHERE id = 3",
 			}
-		case "mariadb":
+		case cl.name == "mariadb":
 			stmts = []string{
 				"CREATE TABLE rw_into AS SELECT 1 AS id",
 				"INSERT INTO rw_w VALUES (1)",

@@ -17,7 +17,7 @@ func TestIntegrationSessionPinning(t *testing.T) {
 		db := cl.open(t, "")
 		ctx := context.Background()
 		mustExec(t, db, "DROP TABLE IF EXISTS rw_sess")
-		if cl.name == "postgres" {
+		if cl.isPostgres() {
 			mustExec(t, db, "CREATE TABLE rw_sess (id SERIAL PRIMARY KEY, v TEXT)")
 		} else {
 			mustExec(t, db, "CREATE TABLE rw_sess (id INT AUTO_INCREMENT PRIMARY KEY, v TEXT)")
@@ -34,15 +34,15 @@ func TestIntegrationSessionPinning(t *testing.T) {
 		}
 		// A write, then the session-bound function that reads its id.
 		var want, got int64
-		switch cl.name {
-		case "postgres":
+		switch {
+		case cl.isPostgres():
 			if err := c.QueryRowContext(ctx, "INSERT INTO rw_sess (v) VALUES ('a') RETURNING id").Scan(&want); err != nil {
 				t.Fatal(err)
 			}
 			if err := c.QueryRowContext(ctx, "SELECT currval(pg_get_serial_sequence('rw_sess', 'id'))").Scan(&got); err != nil {
 				t.Fatalf("currval after INSERT on the same *sql.Conn: %v", err)
 			}
-		case "mariadb":
+		case cl.name == "mariadb":
 			res, err := c.ExecContext(ctx, "INSERT INTO rw_sess (v) VALUES ('a')")
 			if err != nil {
 				t.Fatal(err)
@@ -76,11 +76,11 @@ func TestIntegrationSessionStateAndTempTables(t *testing.T) {
 			t.Fatal(err)
 		}
 		var set, show, mkTemp string
-		switch cl.name {
-		case "postgres":
+		switch {
+		case cl.isPostgres():
 			set, show = "SET application_name = 'rwpool_sess'", "SHOW application_name"
 			mkTemp = "CREATE TEMP TABLE rw_tmp (v INT)"
-		case "mariadb":
+		case cl.name == "mariadb":
 			set, show = "SET @@session.sql_mode = 'ANSI_QUOTES'", "SELECT @@session.sql_mode"
 			mkTemp = "CREATE TEMPORARY TABLE rw_tmp (v INT)"
 		}
@@ -177,7 +177,7 @@ func TestIntegrationPreparedStatements(t *testing.T) {
 		mustExec(t, db, "DROP TABLE IF EXISTS rw_prep")
 		mustExec(t, db, "CREATE TABLE rw_prep (id INT PRIMARY KEY, v INT)")
 		ph := "?"
-		if cl.name == "postgres" {
+		if cl.isPostgres() {
 			ph = "$1"
 		}
 		ins, err := db.Prepare("INSERT INTO rw_prep (id, v) VALUES (" + ph + ", 1)")

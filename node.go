@@ -20,7 +20,7 @@ type node struct {
 	cfg    dsn.Node
 	pool   *pool.Pool
 	health *health.Node
-	conn   redactingConnector // the real driver's connector, redacting errors
+	conn   nodeConnector // the real driver's connector, redacting and bounding dials
 
 	confirming atomic.Bool // a confirming probe is running
 
@@ -122,17 +122,36 @@ func isBadConn(err error) bool {
 	return health.IsConnError(err) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
 }
 
-// redactingConnector hides the node DSN's secrets in dial errors: drivers
-// may echo the DSN they were given.
-type redactingConnector struct {
+// nodeConnector dials a node's real connections. It hides the node DSN's
+// secrets in dial errors (drivers may echo the DSN they were given) and,
+// for drivers that may block past a context's end (needsWatch: lib/pq
+// bounds its startup handshake by connect_timeout, not by the context),
+// returns at the context's end and closes the late connection itself.
+type nodeConnector struct {
 	driver.Connector
 	dsn string
+	c   *Connector
 }
 
-func (r redactingConnector) Connect(ctx context.Context) (driver.Conn, error) {
-	c, err := r.Connector.Connect(ctx)
+func (r nodeConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	var conn driver.Conn
+	var err error
+	if r.c.watch && ctx.Done() != nil {
+		conn, err = await(&r.c.bg, ctx, func() (driver.Conn, error) {
+			return r.Connector.Connect(ctx)
+		}, func(c driver.Conn, err error) {
+			if err == nil { // drivers may return a typed nil with an error
+				c.Close()
+			}
+		})
+		if err == errAbandoned {
+			err = ctx.Err()
+		}
+	} else {
+		conn, err = r.Connector.Connect(ctx)
+	}
 	if err != nil {
 		return nil, redactErr(err, r.dsn)
 	}
-	return c, nil
+	return conn, nil
 }

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/rwpool/rwpool/health"
@@ -31,24 +29,24 @@ func (n *node) probe(conn *driver.Conn, fresh bool) (time.Duration, error) {
 	// got is written by the probe goroutine and read here only when
 	// bounded returned that goroutine's own result (a happens-before edge);
 	// after a timeout the goroutine owns it and closes it.
-	var got driver.Conn
-	err := bounded(&n.c.bg, n.c.cfg.ProbeTimeout, func(ctx context.Context) error {
-		got = reuse
-		if got == nil {
-			c, err := n.conn.Connect(ctx)
-			if err != nil {
-				return err
+	ctx, cancel := context.WithTimeout(context.Background(), n.c.cfg.ProbeTimeout)
+	defer cancel()
+	got, err := await(&n.c.bg, ctx, func() (driver.Conn, error) {
+		c := reuse
+		if c == nil {
+			var err error
+			if c, err = n.conn.Connect(ctx); err != nil {
+				return nil, err
 			}
-			got = c
 		}
-		return runProbe(ctx, got, n.c.cfg.ProbeQuery)
-	}, func() {
-		if got != nil {
-			got.Close()
+		return c, runProbe(ctx, c, n.c.cfg.ProbeQuery)
+	}, func(c driver.Conn, _ error) {
+		if c != nil {
+			c.Close()
 		}
 	})
-	if errors.Is(err, errProbeTimeout) {
-		return 0, fmt.Errorf("probe: %w", err)
+	if err == errAbandoned {
+		return 0, fmt.Errorf("probe: %w after %s", health.ErrProbeTimeout, n.c.cfg.ProbeTimeout)
 	}
 	if err != nil {
 		if got != nil {
@@ -77,37 +75,4 @@ func runProbe(ctx context.Context, c driver.Conn, query string) error {
 		err = errors.Join(err, st.Close())
 	}
 	return err
-}
-
-// errProbeTimeout is what bounded returns when fn outlived its time.
-var errProbeTimeout = health.ErrProbeTimeout
-
-// bounded runs fn in a goroutine counted by wg, with a context that ends
-// after d, and waits at most d for it. When fn outlives d (a driver blocked
-// on a hung server), bounded returns errProbeTimeout at once and the
-// goroutine calls abandon after fn finally returns, to clean up.
-func bounded(wg *sync.WaitGroup, d time.Duration, fn func(context.Context) error, abandon func()) error {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	defer cancel()
-	var state atomic.Int32 // 0 running, 1 finished, 2 abandoned
-	done := make(chan error, 1)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		err := fn(ctx)
-		if !state.CompareAndSwap(0, 1) {
-			abandon()
-			return
-		}
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		if state.CompareAndSwap(0, 2) {
-			return fmt.Errorf("%w after %s", errProbeTimeout, d)
-		}
-		return <-done
-	}
 }

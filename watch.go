@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql/driver"
 	"errors"
+	"sync"
 	"sync/atomic"
 
 	"github.com/rwpool/rwpool/pool"
@@ -57,28 +58,38 @@ func queryRows(ctx context.Context, pc *pool.Conn, query string, args []driver.N
 	return &rows{rs: rs, st: st}, nil
 }
 
-// watched runs f in a goroutine and waits for it or for ctx, whichever
-// comes first. When ctx wins it returns errAbandoned; the goroutine, once
-// f returns, discards f's result and destroys pc.
+// watched runs f, which uses pc, bounded by ctx: when ctx ends first the
+// caller gets errAbandoned and pc is destroyed once f lets go of it.
 func watched[T any](c *Connector, ctx context.Context, pc *pool.Conn, f func() (T, error), discard func(T)) (T, error) {
+	return await(&c.bg, ctx, f, func(v T, err error) {
+		if err == nil && discard != nil {
+			discard(v)
+		}
+		pc.Destroy()
+	})
+}
+
+// await runs f in a goroutine counted by wg and waits for it or for ctx to
+// end, whichever comes first. When ctx ends first it returns errAbandoned
+// at once, and the goroutine hands f's result to cleanup when f finally
+// returns. A lost race between the two is resolved by one compare-and-swap,
+// so f's result is either returned or cleaned up, never both or neither.
+func await[T any](wg *sync.WaitGroup, ctx context.Context, f func() (T, error), cleanup func(T, error)) (T, error) {
 	type result struct {
 		v   T
 		err error
 	}
 	var state atomic.Int32 // 0 running, 1 finished, 2 abandoned
 	done := make(chan result, 1)
-	c.bg.Add(1)
+	wg.Add(1)
 	go func() {
-		defer c.bg.Done()
+		defer wg.Done()
 		v, err := f()
 		if state.CompareAndSwap(0, 1) {
 			done <- result{v, err}
 			return
 		}
-		if err == nil && discard != nil {
-			discard(v)
-		}
-		pc.Destroy()
+		cleanup(v, err)
 	}()
 	select {
 	case r := <-done:

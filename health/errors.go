@@ -58,9 +58,32 @@ func IsConnError(err error) bool {
 		}
 		return false
 	}
-	// go-sql-driver/mysql reports a connection that broke mid-statement as
-	// a plain errors.New("invalid connection") (mysql.ErrInvalidConn).
-	return err.Error() == "invalid connection"
+	// go-sql-driver/mysql reports a connection that broke mid-statement (or
+	// mid-handshake) as a plain errors.New("invalid connection")
+	// (mysql.ErrInvalidConn), possibly wrapped by rwpool's own errors.
+	return anyInChain(err, func(e error) bool { return e.Error() == "invalid connection" })
+}
+
+// anyInChain reports whether f holds for err or any error it wraps,
+// following both Unwrap() error and Unwrap() []error.
+func anyInChain(err error, f func(error) bool) bool {
+	if err == nil {
+		return false
+	}
+	if f(err) {
+		return true
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		return anyInChain(u.Unwrap(), f)
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			if anyInChain(e, f) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // mysqlErrorNumber finds a *MySQLError-shaped error (a struct pointer with

@@ -33,6 +33,8 @@ func TestIsConnError(t *testing.T) {
 		&mysql.MySQLError{Number: 1053, Message: "Server shutdown in progress"},
 		&mysql.MySQLError{Number: 1927, Message: "Connection was killed"},
 		mysql.ErrInvalidConn,
+		fmt.Errorf("rwpool: node replica1: connect: %w", mysql.ErrInvalidConn),
+		errors.Join(errors.New("dial"), fmt.Errorf("x: %w", mysql.ErrInvalidConn)),
 	}
 	never := []error{
 		nil,

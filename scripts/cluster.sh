@@ -876,6 +876,20 @@ write_env() {
     mv "$f.tmp" "$f"
 }
 
+# reserve_ports PORT...: take the nodes' ports out of Linux's ephemeral
+# range (32768-60999 here), so that a client socket can never be bound to a
+# node's port while that node is down for a fault test and make its restart
+# fail with "address in use". Root only; the setting is appended to what is
+# there and harmless to leave behind. Without root it is skipped.
+reserve_ports() {
+    local f=/proc/sys/net/ipv4/ip_local_reserved_ports cur want
+    [ "$IS_ROOT" -eq 1 ] && [ -w "$f" ] || return 0
+    cur=$(cat "$f")
+    want=$(printf '%s\n' "$@" | paste -sd, -)
+    [ -n "$cur" ] && want="$cur,$want"
+    echo "$want" >"$f" 2>/dev/null || log "note: could not reserve ports $* (ip_local_reserved_ports)"
+}
+
 cmd_up() {
     local t0
     t0=$(date +%s%N)
@@ -893,6 +907,7 @@ cmd_up() {
         die "PostgreSQL and MariaDB port ranges overlap: ${ports[*]}"
 
     ensure_binaries
+    reserve_ports "${ports[@]}"
     cmd_down
     local p
     for p in "${ports[@]}"; do
