@@ -29,7 +29,7 @@ import (
 // as the resilience issue asks. The bounds the tests assert are derived
 // from them.
 const (
-	faultCheckInterval = 2 * time.Second        // check_interval's default
+	faultCheckInterval = 2 * time.Second         // check_interval's default
 	faultProbeTimeout  = 1000 * time.Millisecond // probe_timeout's default
 	faultDSN           = ""
 
