@@ -283,6 +283,14 @@ func startLoad(t *testing.T, db *sql.DB, workers int, fn func(ctx context.Contex
 // startLoadTimeout is startLoad with a per-call timeout of timeout.
 func startLoadTimeout(t *testing.T, db *sql.DB, workers int, timeout time.Duration, fn func(ctx context.Context, worker int) error) *load {
 	t.Helper()
+	return startLoadPaced(t, db, workers, timeout, loadPause, fn)
+}
+
+// startLoadPaced is startLoadTimeout with a pause of its own after each
+// successful call, for loads of many workers that must leave the CPUs to
+// the servers (a saturated machine measures its run queue, not rwpool).
+func startLoadPaced(t *testing.T, db *sql.DB, workers int, timeout, pause time.Duration, fn func(ctx context.Context, worker int) error) *load {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	l := &load{t: t, db: db, timeout: timeout, cancel: cancel}
 	for w := range workers {
@@ -308,13 +316,13 @@ func startLoadTimeout(t *testing.T, db *sql.DB, workers int, timeout time.Durati
 				lw.mu.Lock()
 				lw.calls = append(lw.calls, call{worker: w, start: start, dur: dur, err: err})
 				lw.mu.Unlock()
-				pause := loadPause
+				wait := pause
 				if err != nil {
-					pause = loadFailPause
+					wait = max(pause, loadFailPause)
 				}
 				select {
 				case <-ctx.Done():
-				case <-time.After(pause):
+				case <-time.After(wait):
 				}
 			}
 		}()
