@@ -2,6 +2,7 @@ package rwpool_test
 
 import (
 	"bytes"
+	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -88,5 +89,30 @@ func TestPasswordNeverLeaks(t *testing.T) {
 	}
 	if len(seen) < 10 {
 		t.Fatalf("only %d outputs checked: the failure paths were not exercised", len(seen))
+	}
+}
+
+// Node DSNs, TLS settings included, reach the real driver byte for byte.
+func TestNodeDSNPassesThroughUntouched(t *testing.T) {
+	primary := t.Name() + " host=db1 sslmode=verify-full sslrootcert=/etc/ssl/ca.pem password='p a;s\\'s' application_name=x"
+	replica := t.Name() + "-r user:pw@tcp(db2:3306)/shop?tls=custom&parseTime=true&loc=UTC"
+	p, r := ctl.fresh(primary), ctl.fresh(replica)
+	quote := func(s string) string { return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'" }
+	db, err := sql.Open("rwpool", "driver=rwpool-test-ctl;primary="+quote(primary)+";replica="+quote(replica))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec("INSERT INTO t VALUES (1)"); err != nil {
+		t.Fatal(err)
+	}
+	var node string
+	if err := db.QueryRow("SELECT node").Scan(&node); err != nil {
+		t.Fatal(err)
+	}
+	// ctl keys its nodes by the exact DSN it was opened with.
+	if p.served.Load() == 0 || r.served.Load() == 0 || node != replica {
+		t.Fatalf("the driver did not receive the node DSNs verbatim (primary served %d, replica served %d, read answered by %q)",
+			p.served.Load(), r.served.Load(), node)
 	}
 }
