@@ -32,7 +32,7 @@ type cluster struct {
 // realClusters returns the clusters the environment describes. Without
 // them a test skips, except under CI=true, where it fails: CI must never
 // pass by not testing.
-func realClusters(t *testing.T) []*cluster {
+func realClusters(t testing.TB) []*cluster {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("integration test: skipped with -short")
