@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -265,6 +267,7 @@ func runChaos(t *testing.T, cl *cluster) {
 	check(len(slowWindows) == 0, fmt.Sprintf("read p99 under %v from 1 s after each detection: %d slow windows", chaosReadBound, len(slowWindows)))
 	check(true, "no connection in use after the load stopped; goroutines checked by goleak at exit")
 	t.Log("\n" + b.String())
+	writeReport(t, "chaos-"+cl.name+".txt", b.String())
 
 	if lostRows > 0 || len(st.refused) > 0 || partial > 0 || lostTx > 0 || len(st.lostSess) > 0 || len(slowWindows) > 0 {
 		t.Errorf("chaos invariants broken: refused %v; lost sessions %v; slow %v", first(st.refused, 3), first(st.lostSess, 3), slowWindows)
@@ -366,4 +369,20 @@ func p99Of(durs []time.Duration) time.Duration {
 
 func first(s []string, n int) []string {
 	return s[:min(n, len(s))]
+}
+
+// writeReport saves a report under $RWPOOL_REPORT_DIR, when set, so that
+// scripts/test.sh can print it after a run whose passing tests are quiet.
+func writeReport(t *testing.T, name, text string) {
+	dir := os.Getenv("RWPOOL_REPORT_DIR")
+	if dir == "" {
+		return
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Logf("report: %v", err)
+		return
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+		t.Logf("report: %v", err)
+	}
 }

@@ -129,6 +129,7 @@ main() {
     fi
     # shellcheck disable=SC1091
     . "$RWPOOL_CLUSTER_DIR/env"
+    export RWPOOL_REPORT_DIR="$RWPOOL_CLUSTER_DIR/reports"
 
     # --- go vet / go test ---
     local m dir mods
@@ -145,6 +146,12 @@ main() {
         if [ "${RWPOOL_SKIP_VET:-0}" != 1 ]; then step "$PWD" "go vet" go vet ./...; fi
         step "$PWD" "go test" go test "${GO_TEST_FLAGS[@]}" "$@"
     fi
+
+    # Reports the tests wrote (the chaos summary tables).
+    local r
+    for r in "$RWPOOL_REPORT_DIR"/*.txt; do
+        [ -f "$r" ] && cat "$r"
+    done
 
     if [ "${#FAILED[@]}" -gt 0 ]; then
         log "FAILED: ${FAILED[*]}"
