@@ -187,10 +187,10 @@ func register(t *testing.T, db *sql.DB, mp metric.MeterProvider, opts ...rwotel.
 func TestRegisterReportsSnapshot(t *testing.T) {
 	c := newCluster(t, "pool_size=1;check_interval=20ms;acquire_timeout=10s")
 	rd := newReader(t)
-	reg := register(t, c.db, rd.mp)
+	reg := register(t, c.DB, rd.mp)
 	defer reg.Unregister()
 
-	waitFor(t, c.db, "a first probe of every node", func(s rwpool.Snapshot) bool {
+	waitFor(t, c.DB, "a first probe of every node", func(s rwpool.Snapshot) bool {
 		for _, n := range s.Nodes {
 			if n.ProbeLatency <= 0 {
 				return false
@@ -206,10 +206,10 @@ func TestRegisterReportsSnapshot(t *testing.T) {
 
 	const reads, writes = 5, 2
 	for range reads {
-		mustQuery(t, c.db, "SELECT 1")
+		mustQuery(t, c.DB, "SELECT 1")
 	}
 	for range writes {
-		mustExec(t, c.db, "INSERT INTO t VALUES (1)")
+		mustExec(t, c.DB, "INSERT INTO t VALUES (1)")
 	}
 	got := rd.collect()[rwotel.MetricStatementsServed]
 	if got[r1] != reads || got[p] != writes || got[r2] != 0 {
@@ -217,10 +217,10 @@ func TestRegisterReportsSnapshot(t *testing.T) {
 	}
 
 	// Replayed on replica1, then replica2, then the primary (fallback).
-	mustQuery(t, c.db, boomQuery)
+	mustQuery(t, c.DB, boomQuery)
 
 	// A transaction holds the primary's only connection; a write waits.
-	tx, err := c.db.Begin()
+	tx, err := c.DB.Begin()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,11 +228,11 @@ func TestRegisterReportsSnapshot(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		if _, err := c.db.Exec("INSERT INTO t VALUES (2)"); err != nil {
+		if _, err := c.DB.Exec("INSERT INTO t VALUES (2)"); err != nil {
 			t.Errorf("waiting write: %v", err)
 		}
 	}()
-	waitFor(t, c.db, "a waiter on the primary", func(s rwpool.Snapshot) bool { return s.Nodes[0].Waiting == 1 })
+	waitFor(t, c.DB, "a waiter on the primary", func(s rwpool.Snapshot) bool { return s.Nodes[0].Waiting == 1 })
 	during := rd.collect()
 	// The primary's one connection is in use, none idle; one write waits.
 	for name, want := range map[string]float64{
@@ -251,8 +251,8 @@ func TestRegisterReportsSnapshot(t *testing.T) {
 	}
 	wg.Wait()
 
-	fake.setDown(c.rep2, true)
-	waitFor(t, c.db, "replica2 to trip", func(s rwpool.Snapshot) bool { return !s.Nodes[2].Available })
+	fake.SetDown(c.Rep2, true)
+	waitFor(t, c.DB, "replica2 to trip", func(s rwpool.Snapshot) bool { return !s.Nodes[2].Available })
 
 	all := rd.collect()
 	if wt := all[rwotel.MetricWaitTime]; wt[p] <= 0 || wt[r1] != 0 {
@@ -287,12 +287,12 @@ func TestRegisterReportsSnapshot(t *testing.T) {
 		t.Errorf("%d metrics, want %d", len(all), len(want))
 	}
 	if t.Failed() {
-		s, _ := rwpool.Stats(c.db)
+		s, _ := rwpool.Stats(c.DB)
 		t.Logf("snapshot:\n%s", s)
 	}
 
 	// replica2's trip cause echoes its DSN; nothing of a DSN is reported.
-	if s, _ := rwpool.Stats(c.db); s.Nodes[2].LastError == "" {
+	if s, _ := rwpool.Stats(c.DB); s.Nodes[2].LastError == "" {
 		t.Fatalf("replica2 tripped without a cause:\n%s", s)
 	}
 	text := fmt.Sprintf("%+v", rd.raw())
@@ -323,11 +323,11 @@ func TestRegisterRejects(t *testing.T) {
 		t.Error("RegisterConnector(nil): no error")
 	}
 	c := newCluster(t, "breaker=off")
-	if _, err := rwotel.Register(c.db, nil); err == nil {
+	if _, err := rwotel.Register(c.DB, nil); err == nil {
 		t.Error("Register(nil MeterProvider): no error")
 	}
 	for _, k := range []string{"node", "role"} {
-		if _, err := rwotel.Register(c.db, rd.mp, rwotel.WithAttributes(attribute.String(k, "x"))); err == nil {
+		if _, err := rwotel.Register(c.DB, rd.mp, rwotel.WithAttributes(attribute.String(k, "x"))); err == nil {
 			t.Errorf("reserved attribute %q accepted", k)
 		}
 	}
@@ -342,12 +342,12 @@ func TestTwoDatabases(t *testing.T) {
 	a := newCluster(t, "breaker=off")
 	b := newCluster(t, "breaker=off")
 	rd := newReader(t)
-	regA := register(t, a.db, rd.mp, rwotel.WithAttributes(attribute.String("db", "a")))
-	regB := register(t, b.db, rd.mp, rwotel.WithAttributes(attribute.String("db", "b")))
+	regA := register(t, a.DB, rd.mp, rwotel.WithAttributes(attribute.String("db", "a")))
+	regB := register(t, b.DB, rd.mp, rwotel.WithAttributes(attribute.String("db", "b")))
 	defer regB.Unregister()
-	mustQuery(t, b.db, "SELECT 1")
-	mustQuery(t, b.db, "SELECT 1")
-	mustQuery(t, a.db, "SELECT 1")
+	mustQuery(t, b.DB, "SELECT 1")
+	mustQuery(t, b.DB, "SELECT 1")
+	mustQuery(t, a.DB, "SELECT 1")
 	want := map[string]float64{
 		"db=a," + p: 0, "db=a," + r1: 1, "db=a," + r2: 0,
 		"db=b," + p: 0, "db=b," + r1: 2, "db=b," + r2: 0,
@@ -396,10 +396,10 @@ func TestRegisterConnector(t *testing.T) {
 func TestClosedDatabase(t *testing.T) {
 	c := newCluster(t, "breaker=off")
 	rd := newReader(t)
-	reg := register(t, c.db, rd.mp)
+	reg := register(t, c.DB, rd.mp)
 	defer reg.Unregister()
-	mustQuery(t, c.db, "SELECT 1")
-	if err := c.db.Close(); err != nil {
+	mustQuery(t, c.DB, "SELECT 1")
+	if err := c.DB.Close(); err != nil {
 		t.Fatal(err)
 	}
 	all := rd.collect()
@@ -418,7 +418,7 @@ func TestConcurrentCollections(t *testing.T) {
 	ra, rb := sdkmetric.NewManualReader(), sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(ra), sdkmetric.WithReader(rb))
 	defer mp.Shutdown(context.Background())
-	reg := register(t, c.db, mp)
+	reg := register(t, c.DB, mp)
 	defer reg.Unregister()
 	var wg sync.WaitGroup
 	for i := range 4 {
@@ -426,7 +426,7 @@ func TestConcurrentCollections(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for j := range 50 {
-				if _, err := c.db.Exec(fmt.Sprintf("SELECT %d", i*100+j)); err != nil {
+				if _, err := c.DB.Exec(fmt.Sprintf("SELECT %d", i*100+j)); err != nil {
 					t.Error(err)
 					return
 				}

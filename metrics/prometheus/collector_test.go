@@ -103,10 +103,10 @@ func value(t *testing.T, reg prometheus.Gatherer, name, node string) float64 {
 // with its exact expected value.
 func TestCollectorExportsSnapshot(t *testing.T) {
 	c := newCluster(t, "pool_size=1;check_interval=20ms;acquire_timeout=10s")
-	reg := newRegistry(t, c.db)
+	reg := newRegistry(t, c.DB)
 
 	// Every node answers health probes: the probe latency gauge is set.
-	waitFor(t, c.db, "a first probe of every node", func(s rwpool.Snapshot) bool {
+	waitFor(t, c.DB, "a first probe of every node", func(s rwpool.Snapshot) bool {
 		for _, n := range s.Nodes {
 			if n.ProbeLatency <= 0 {
 				return false
@@ -123,10 +123,10 @@ func TestCollectorExportsSnapshot(t *testing.T) {
 	// 5 reads go to replica1 (replica2 is a spare), 2 writes to the primary.
 	const reads, writes = 5, 2
 	for range reads {
-		mustQuery(t, c.db, "SELECT 1")
+		mustQuery(t, c.DB, "SELECT 1")
 	}
 	for range writes {
-		mustExec(t, c.db, "INSERT INTO t VALUES (1)")
+		mustExec(t, c.DB, "INSERT INTO t VALUES (1)")
 	}
 	if got := value(t, reg, "rwpool_statements_served_total", "replica1"); got != reads {
 		t.Fatalf("served by replica1 = %g, want %d", got, reads)
@@ -137,10 +137,10 @@ func TestCollectorExportsSnapshot(t *testing.T) {
 
 	// A read failing at the connection level on both replicas is replayed:
 	// replica1, then the spare replica2, then the primary as a fallback.
-	mustQuery(t, c.db, boomQuery)
+	mustQuery(t, c.DB, boomQuery)
 
 	// A transaction holds the primary's only connection; a write waits.
-	tx, err := c.db.Begin()
+	tx, err := c.DB.Begin()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,12 +148,12 @@ func TestCollectorExportsSnapshot(t *testing.T) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		if _, err := c.db.Exec("INSERT INTO t VALUES (2)"); err != nil {
+		if _, err := c.DB.Exec("INSERT INTO t VALUES (2)"); err != nil {
 			t.Errorf("waiting write: %v", err)
 		}
 	}()
-	waitFor(t, c.db, "a waiter on the primary", func(s rwpool.Snapshot) bool { return s.Nodes[0].Waiting == 1 })
-	err = testutil.CollectAndCompare(mustCollector(t, c.db), strings.NewReader(`
+	waitFor(t, c.DB, "a waiter on the primary", func(s rwpool.Snapshot) bool { return s.Nodes[0].Waiting == 1 })
+	err = testutil.CollectAndCompare(mustCollector(t, c.DB), strings.NewReader(`
 # HELP rwpool_waiters Borrowers waiting now for a connection to the node.
 # TYPE rwpool_waiters gauge
 rwpool_waiters{node="primary",role="primary"} 1
@@ -180,8 +180,8 @@ rwpool_waiters{node="replica2",role="replica"} 0
 	}
 
 	// replica2 goes down: the health checker takes it out of rotation.
-	fake.setDown(c.rep2, true)
-	waitFor(t, c.db, "replica2 to trip", func(s rwpool.Snapshot) bool { return !s.Nodes[2].Available })
+	fake.SetDown(c.Rep2, true)
+	waitFor(t, c.DB, "replica2 to trip", func(s rwpool.Snapshot) bool { return !s.Nodes[2].Available })
 
 	// Served: primary 2 writes + 1 fallback read + 1 transaction + 1
 	// write that waited; replica1 5 reads + 1 failed; replica2 1 failed.
@@ -255,9 +255,9 @@ rwpool_waits_total{node="replica2",role="replica"} 0
 		}
 	}
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), exact...); err != nil {
-		t.Fatalf("%v\nsnapshot:\n%s", err, mustStats(t, c.db))
+		t.Fatalf("%v\nsnapshot:\n%s", err, mustStats(t, c.DB))
 	}
-	if n := testutil.CollectAndCount(mustCollector(t, c.db)); n != len(metricNames)*3 {
+	if n := testutil.CollectAndCount(mustCollector(t, c.DB)); n != len(metricNames)*3 {
 		t.Errorf("%d series, want %d (%d metrics × 3 nodes)", n, len(metricNames)*3, len(metricNames))
 	}
 	if n, err := testutil.GatherAndCount(reg, metricNames...); err != nil || n != len(metricNames)*3 {
@@ -266,7 +266,7 @@ rwpool_waits_total{node="replica2",role="replica"} 0
 
 	// replica2's trip cause is a dial error that echoes its DSN: neither the
 	// password nor any other part of a DSN is exported.
-	if s := mustStats(t, c.db); s.Nodes[2].LastError == "" {
+	if s := mustStats(t, c.DB); s.Nodes[2].LastError == "" {
 		t.Fatalf("replica2 tripped without a cause:\n%s", s)
 	}
 	text := gatherText(t, reg)
@@ -314,8 +314,8 @@ func TestNewCollectorRejectsForeignDB(t *testing.T) {
 
 func TestOptions(t *testing.T) {
 	c := newCluster(t, "breaker=off")
-	reg := newRegistry(t, c.db, rwprom.WithNamespace("shop"), rwprom.WithConstLabels(prometheus.Labels{"db": "orders"}))
-	mustQuery(t, c.db, "SELECT 1")
+	reg := newRegistry(t, c.DB, rwprom.WithNamespace("shop"), rwprom.WithConstLabels(prometheus.Labels{"db": "orders"}))
+	mustQuery(t, c.DB, "SELECT 1")
 	err := testutil.GatherAndCompare(reg, strings.NewReader(`
 # HELP shop_statements_served_total Statements and transactions routed to the node.
 # TYPE shop_statements_served_total counter
@@ -331,11 +331,11 @@ shop_statements_served_total{db="orders",node="replica2",role="replica"} 0
 	}
 
 	for _, l := range []string{"node", "role"} {
-		if _, err := rwprom.NewCollector(c.db, rwprom.WithConstLabels(prometheus.Labels{l: "x"})); err == nil {
+		if _, err := rwprom.NewCollector(c.DB, rwprom.WithConstLabels(prometheus.Labels{l: "x"})); err == nil {
 			t.Errorf("const label %q accepted", l)
 		}
 	}
-	if _, err := rwprom.NewCollector(c.db, rwprom.WithNamespace("bad\xffname")); err == nil {
+	if _, err := rwprom.NewCollector(c.DB, rwprom.WithNamespace("bad\xffname")); err == nil {
 		t.Error("invalid namespace accepted")
 	}
 }
@@ -346,12 +346,12 @@ func TestTwoDatabases(t *testing.T) {
 	a := newCluster(t, "breaker=off")
 	b := newCluster(t, "breaker=off")
 	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(mustCollector(t, a.db, rwprom.WithConstLabels(prometheus.Labels{"db": "a"})))
-	reg.MustRegister(mustCollector(t, b.db, rwprom.WithConstLabels(prometheus.Labels{"db": "b"})))
-	if err := reg.Register(mustCollector(t, b.db, rwprom.WithConstLabels(prometheus.Labels{"db": "a"}))); err == nil {
+	reg.MustRegister(mustCollector(t, a.DB, rwprom.WithConstLabels(prometheus.Labels{"db": "a"})))
+	reg.MustRegister(mustCollector(t, b.DB, rwprom.WithConstLabels(prometheus.Labels{"db": "b"})))
+	if err := reg.Register(mustCollector(t, b.DB, rwprom.WithConstLabels(prometheus.Labels{"db": "a"}))); err == nil {
 		t.Fatal("a second collector with the same labels was registered")
 	}
-	mustQuery(t, b.db, "SELECT 1")
+	mustQuery(t, b.DB, "SELECT 1")
 	err := testutil.GatherAndCompare(reg, strings.NewReader(`
 # HELP rwpool_statements_served_total Statements and transactions routed to the node.
 # TYPE rwpool_statements_served_total counter
@@ -401,9 +401,9 @@ statements_served_total{node="replica1",role="replica"} 3
 // its last state.
 func TestClosedDatabase(t *testing.T) {
 	c := newCluster(t, "breaker=off")
-	reg := newRegistry(t, c.db)
-	mustQuery(t, c.db, "SELECT 1")
-	if err := c.db.Close(); err != nil {
+	reg := newRegistry(t, c.DB)
+	mustQuery(t, c.DB, "SELECT 1")
+	if err := c.DB.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if got := value(t, reg, "rwpool_statements_served_total", "replica1"); got != 1 {
@@ -417,7 +417,7 @@ func TestClosedDatabase(t *testing.T) {
 // TestLint runs the Prometheus metric linter over everything exported.
 func TestLint(t *testing.T) {
 	c := newCluster(t, "breaker=off")
-	problems, err := testutil.CollectAndLint(mustCollector(t, c.db))
+	problems, err := testutil.CollectAndLint(mustCollector(t, c.DB))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -429,14 +429,14 @@ func TestLint(t *testing.T) {
 // TestConcurrentScrapes scrapes while traffic runs, for the race detector.
 func TestConcurrentScrapes(t *testing.T) {
 	c := newCluster(t, "pool_size=4;check_interval=10ms")
-	reg := newRegistry(t, c.db)
+	reg := newRegistry(t, c.DB)
 	var wg sync.WaitGroup
 	for i := range 4 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for j := range 50 {
-				if _, err := c.db.Exec(fmt.Sprintf("SELECT %d", i*100+j)); err != nil {
+				if _, err := c.DB.Exec(fmt.Sprintf("SELECT %d", i*100+j)); err != nil {
 					t.Error(err)
 					return
 				}
