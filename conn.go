@@ -53,15 +53,6 @@ func (vc *conn) classify(query string) routing.Decision {
 	return routing.Classify(query, vc.c.dialect)
 }
 
-// pins reports whether a statement pins its lease to the primary: every
-// statement the classifier sends there (writes, locking reads, session
-// functions) and anything touching session state. A /*rwpool:primary*/ hint
-// pins too, because the hint hides whether the statement under it writes;
-// reads sent to the primary by WithPrimary do not pin.
-func pins(d routing.Decision) bool {
-	return d.Session || d.Target == routing.Primary
-}
-
 // borrowPin returns the lease's pinned connection, pinning one of the
 // primary's first if there is none.
 func (vc *conn) borrowPin(ctx context.Context, d routing.Decision) (*pool.Conn, *node, error) {
@@ -233,7 +224,7 @@ func (vc *conn) exec(ctx context.Context, query string, d routing.Decision, args
 	}
 	var res driver.Result
 	o := optsOf(ctx)
-	if vc.pin != nil || pins(d) {
+	if vc.pin != nil || d.Pins() {
 		err := vc.onPin(ctx, o, d, func(pc *pool.Conn) (err error) {
 			res, err = execWatched(vc.c, ctx, pc, query, args)
 			return err
@@ -262,7 +253,7 @@ func (vc *conn) query(ctx context.Context, query string, d routing.Decision, arg
 	}
 	var r *rows
 	o := optsOf(ctx)
-	if vc.pin != nil || pins(d) {
+	if vc.pin != nil || d.Pins() {
 		err := vc.onPin(ctx, o, d, func(pc *pool.Conn) (err error) {
 			r, err = queryWatched(vc.c, ctx, pc, query, args)
 			if r != nil {

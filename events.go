@@ -7,6 +7,15 @@ import (
 	"github.com/rwpool/rwpool/health"
 )
 
+// State is a node's availability, as in Event.From and Event.To.
+type State = health.State
+
+// The states of a node.
+const (
+	Available   = health.Available
+	Unavailable = health.Unavailable
+)
+
 // Event is one state transition of a node: it became unavailable (Cause
 // says why) or available again (Downtime says after how long).
 type Event = health.Event

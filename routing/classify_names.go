@@ -91,3 +91,14 @@ func (d Decision) String() string {
 	}
 	return s
 }
+
+// Pins reports whether the statement pins its connection's lease to one
+// primary connection: every statement the classifier sends to the primary
+// (writes, locking reads, session functions, and a /*rwpool:primary*/ hint,
+// which hides whether the statement under it writes) and anything touching
+// session state, even under a /*rwpool:replica*/ hint. Later statements of
+// the lease then run on that connection, so the session behaves as on a
+// single database.
+func (d Decision) Pins() bool {
+	return d.Session || d.Target == Primary
+}

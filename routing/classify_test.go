@@ -340,3 +340,22 @@ func keywordByName(s string) kw {
 	}
 	return kwIdent
 }
+
+func TestDecisionPins(t *testing.T) {
+	for _, c := range []struct {
+		q    string
+		pins bool
+	}{
+		{"SELECT 1", false},
+		{"INSERT INTO t VALUES (1)", true},
+		{"SET search_path = x", true},
+		{"SELECT * FROM t FOR UPDATE", true},
+		{"/*rwpool:primary*/ SELECT 1", true},
+		{"/*rwpool:replica*/ SELECT 1", false},
+		{"/*rwpool:replica*/ SELECT currval('s')", true},
+	} {
+		if got := Classify(c.q, DialectPostgres).Pins(); got != c.pins {
+			t.Errorf("Classify(%q).Pins() = %v, want %v", c.q, got, c.pins)
+		}
+	}
+}

@@ -61,21 +61,15 @@ func runRoute(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// pins mirrors rwpool's own rule (conn.go): a statement pins the lease when
-// it goes to the primary or touches session state.
-func pins(dec routing.Decision) bool {
-	return dec.Session || dec.Target == routing.Primary
-}
-
 // describeRoute formats a decision for people.
 func describeRoute(dec routing.Decision, d routing.Dialect) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "target:   %s\n", dec.Target)
 	switch {
-	case pins(dec) && dec.Target == routing.Replica:
+	case dec.Pins() && dec.Target == routing.Replica:
 		// A replica hint on a session statement: rwpool pins anyway.
 		b.WriteString("pins:     yes: it touches session state, so it runs on the lease's primary connection despite the replica hint, and so do the lease's later statements\n")
-	case pins(dec):
+	case dec.Pins():
 		b.WriteString("pins:     yes: later statements of the same lease (*sql.Conn, transaction, db.Exec) run on this primary connection\n")
 	default:
 		b.WriteString("pins:     no\n")
