@@ -83,8 +83,10 @@ func refusedAsWrite(err error) bool {
 
 // chaosFault is one injected fault.
 type chaosFault struct {
-	node, op   string
-	start, end time.Time // from injection to restoration
+	node, op string
+	start    time.Time // the fault command started
+	undo     time.Time // the command undoing it started (SIGCONT or restart)
+	end      time.Time // the node is back
 }
 
 func runChaos(t *testing.T, cl *cluster) {
@@ -148,6 +150,7 @@ func runChaos(t *testing.T, cl *cluster) {
 		f := chaosFault{node: cl.nodeName(addr), op: op, start: time.Now()}
 		cl.fault(t, op, addr)
 		soak(time.Duration(2000+rand.IntN(2000)) * time.Millisecond)
+		f.undo = time.Now()
 		cl.fault(t, undo, addr)
 		f.end = time.Now()
 		faults = append(faults, f)
@@ -217,16 +220,20 @@ func runChaos(t *testing.T, cl *cluster) {
 		}
 	}
 
-	// Reads were fast again one second after each fault was detected.
+	// Reads were fast again one second after each fault was detected, for
+	// as long as the fault held. The window ends when the undo starts: a
+	// resumed or restarted node (a primary above all) releases a burst of
+	// queued work and WAL to replay, which is recovery, not the fault.
 	var slowWindows []string
 	var detected int
+	var worst time.Duration
 	for _, f := range faults {
 		trip, ok := firstTrip(events.forNode(f.node), f.start)
 		if !ok || trip.After(f.end) {
 			continue
 		}
 		detected++
-		from, to := trip.Add(time.Second), f.end
+		from, to := trip.Add(time.Second), f.undo
 		if !from.Before(to) {
 			continue
 		}
@@ -236,7 +243,9 @@ func runChaos(t *testing.T, cl *cluster) {
 				durs = append(durs, c.dur)
 			}
 		}
-		if p := p99Of(durs); p > chaosReadBound {
+		p := p99Of(durs)
+		worst = max(worst, p)
+		if p > chaosReadBound {
 			slowWindows = append(slowWindows, fmt.Sprintf("%s %s: read p99 %v", f.op, f.node, p))
 		}
 	}
@@ -275,7 +284,8 @@ func runChaos(t *testing.T, cl *cluster) {
 	check(len(st.refused) == 0, fmt.Sprintf("statements refused by a replica as writes: %d", len(st.refused)))
 	check(partial == 0 && lostTx == 0, fmt.Sprintf("transactions partly applied: %d; acknowledged transactions missing: %d of %d", partial, lostTx, len(st.txAcked)))
 	check(len(st.lostSess) == 0, fmt.Sprintf("sessions that lost their own write: %d", len(st.lostSess)))
-	check(len(slowWindows) == 0, fmt.Sprintf("read p99 under %v from 1 s after each detection: %d slow windows", chaosReadBound, len(slowWindows)))
+	check(len(slowWindows) == 0, fmt.Sprintf("read p99 under %v from 1 s after each detection until the undo: %d slow windows (worst %v)",
+		chaosReadBound, len(slowWindows), worst.Round(10*time.Microsecond)))
 	check(true, "no connection in use after the load stopped; goroutines checked by goleak at exit")
 	t.Log("\n" + b.String())
 	writeReport(t, "chaos-"+cl.name+".txt", b.String())
