@@ -1,7 +1,6 @@
 package rwpool
 
 import (
-	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -105,27 +104,13 @@ func Stats(db *sql.DB) (Snapshot, error) {
 	return Snapshot{}, ErrNotRWPool
 }
 
-// connectorOf finds the Connector behind db: through db.Driver(), which a
-// Connector answers with a Driver that points back to it, or, for a
-// *sql.DB opened through Driver.Open, through a connection.
+// connectorOf finds the Connector behind db. sql.Open always goes through
+// Driver.OpenConnector and sql.OpenDB through a *Connector, and either way
+// db.Driver() is the Driver a Connector returns, which points back to it;
+// no database connection is needed.
 func connectorOf(db *sql.DB) *Connector {
-	if d, ok := db.Driver().(*Driver); ok && d.c != nil {
+	if d, ok := db.Driver().(*Driver); ok {
 		return d.c
 	}
-	if _, ok := db.Driver().(*Driver); !ok {
-		return nil
-	}
-	sc, err := db.Conn(context.Background())
-	if err != nil {
-		return nil
-	}
-	defer sc.Close()
-	var c *Connector
-	sc.Raw(func(dc any) error {
-		if vc, ok := dc.(*conn); ok {
-			c = vc.c
-		}
-		return nil
-	})
-	return c
+	return nil
 }
