@@ -24,6 +24,10 @@
 #   hang-node PORT     SIGSTOP all the node's processes (simulated hang: TCP
 #                      connections are accepted by the kernel, nothing answers)
 #   resume-node PORT   SIGCONT the processes stopped by hang-node
+#   delay-node PORT SECONDS
+#                      delay replay on a replica by SECONDS (0 ends the delay):
+#                      PostgreSQL recovery_min_apply_delay, MariaDB
+#                      MASTER_DELAY; the replica keeps receiving, it applies late
 #
 # Environment:
 #   RWPOOL_CLUSTER_DIR    state dir (default /tmp/rwpool-cluster)
@@ -1120,6 +1124,34 @@ cmd_resume_node() {
     log "node $port resumed"
 }
 
+cmd_delay_node() {
+    if [ "$#" -ne 2 ] || ! is_port "$1" || ! [[ "$2" =~ ^[0-9]+$ ]]; then
+        die "usage: $0 $CMD PORT SECONDS"
+    fi
+    load_env
+    local port="$1" secs="$2"
+    [ "$(node_role "$port")" = replica ] || die "node $port is not a replica"
+    if [ "$(node_kind "$port")" = pg ]; then
+        # A reload applies it: the startup process rereads the delay for
+        # every commit record it waits on.
+        pg_q "$port" postgres "ALTER SYSTEM SET recovery_min_apply_delay = '${secs}s'" >/dev/null
+        pg_q "$port" postgres 'SELECT pg_reload_conf()' >/dev/null
+        wait_until "$TIMEOUT" pg_delay_is "$port" "${secs}s" ||
+            die "PostgreSQL $port did not take recovery_min_apply_delay=${secs}s"
+    else
+        # MariaDB changes MASTER_DELAY only while both replication threads
+        # are stopped; with GTID positions they resume where they were.
+        my_q "$port" "STOP SLAVE; CHANGE MASTER TO MASTER_DELAY = $secs; START SLAVE"
+    fi
+    log "node $port applies replication ${secs}s late"
+}
+
+pg_delay_is() {
+    local got
+    got=$(pg_q "$1" postgres 'SHOW recovery_min_apply_delay' 2>/dev/null) || return 1
+    [ "$got" = "$2" ] || { [ "$2" = 0s ] && [ "$got" = 0 ]; }
+}
+
 # ---------------------------------------------------------------------------
 
 usage() {
@@ -1141,6 +1173,7 @@ main() {
     kill-node) cmd_kill_node "$@" ;;
     hang-node) cmd_hang_node "$@" ;;
     resume-node) cmd_resume_node "$@" ;;
+    delay-node) cmd_delay_node "$@" ;;
     -h | --help | help | "") usage ;;
     *)
         log "unknown command: $CMD"
