@@ -159,6 +159,14 @@ type Config struct {
 	Breaker        bool          // circuit breaker enabled (breaker=on|off)
 	Fallback       Fallback      // what reads do when no replica is available (fallback)
 	ReadOnlyTx     ReadOnlyTx    // where read-only transactions go (readonly_tx)
+	// MaxLag excludes from reads a replica measured further behind its
+	// primary than this; 0 turns lag checks off (max_lag).
+	MaxLag time.Duration
+	// ReadYourWrites, when set, makes reads in a session (see
+	// rwpool.WithSession) go to the primary for this long after the
+	// session's last write, instead of comparing replication positions
+	// (read_your_writes).
+	ReadYourWrites time.Duration
 }
 
 // NewConfig returns a Config holding every default (no driver, no nodes).

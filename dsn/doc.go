@@ -56,6 +56,9 @@
 //	breaker          on          circuit breaker: on | off
 //	fallback         primary     reads with no replica available: primary | error
 //	readonly_tx      replica     read-only transactions go to: replica | primary
+//	max_lag          0 (off)     exclude replicas measured this far behind, >= 0
+//	read_your_writes 0 (off)     session reads go to the primary this long after
+//	                             a write, instead of comparing positions, >= 0
 //
 // Integers are decimal. Durations use Go syntax (500ms, 2s, 1m30s; see
 // time.ParseDuration) and must not be negative. A key other than replica

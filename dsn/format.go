@@ -90,6 +90,8 @@ func (c *Config) GoString() string {
 	field("Breaker", strconv.FormatBool(c.Breaker))
 	field("Fallback", strconv.Itoa(int(c.Fallback)))
 	field("ReadOnlyTx", strconv.Itoa(int(c.ReadOnlyTx)))
+	field("MaxLag", dur(c.MaxLag))
+	field("ReadYourWrites", dur(c.ReadYourWrites))
 	b.WriteString("}")
 	return b.String()
 }
@@ -148,6 +150,12 @@ func (c *Config) format(redact bool) string {
 	}
 	if c.ReadOnlyTx != defaultReadOnlyTx {
 		item(keyReadOnlyTx, c.ReadOnlyTx.String())
+	}
+	if c.MaxLag != 0 {
+		item(keyMaxLag, c.MaxLag.String())
+	}
+	if c.ReadYourWrites != 0 {
+		item(keyReadYourWrites, c.ReadYourWrites.String())
 	}
 	return b.String()
 }

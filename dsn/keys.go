@@ -17,6 +17,8 @@ const (
 	keyBreaker        = "breaker"
 	keyFallback       = "fallback"
 	keyReadOnlyTx     = "readonly_tx"
+	keyMaxLag         = "max_lag"
+	keyReadYourWrites = "read_your_writes"
 )
 
 // Node attribute names.
@@ -30,7 +32,7 @@ var knownKeys = []string{
 	keyDriver, keyPrimary, keyReplica, keyPoolSize, keyMinIdle,
 	keyAcquireTimeout, keyIdleTimeout, keyMaxLifetime, keyMaxWaiters,
 	keyCheckInterval, keyProbeQuery, keyProbeTimeout, keyBreaker,
-	keyFallback, keyReadOnlyTx,
+	keyFallback, keyReadOnlyTx, keyMaxLag, keyReadYourWrites,
 }
 
 var knownAttrs = []string{attrWeight, attrName}

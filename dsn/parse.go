@@ -100,6 +100,10 @@ func (p *parser) apply(it item) error {
 		c.CheckInterval, err = parseDuration(key, v)
 	case keyProbeTimeout:
 		c.ProbeTimeout, err = parseDuration(key, v)
+	case keyMaxLag:
+		c.MaxLag, err = parseDuration(key, v)
+	case keyReadYourWrites:
+		c.ReadYourWrites, err = parseDuration(key, v)
 	case keyProbeQuery:
 		c.ProbeQuery = v.text
 	case keyBreaker:

@@ -129,6 +129,8 @@ func (c *Config) validateSettings() error {
 		{keyMaxLifetime, c.MaxLifetime, false},
 		{keyCheckInterval, c.CheckInterval, true},
 		{keyProbeTimeout, c.ProbeTimeout, true},
+		{keyMaxLag, c.MaxLag, false},
+		{keyReadYourWrites, c.ReadYourWrites, false},
 	} {
 		if d.v < 0 {
 			return newErr(d.key, -1, "must not be negative, got "+d.v.String())

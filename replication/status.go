@@ -1,0 +1,186 @@
+package replication
+
+import (
+	"database/sql/driver"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// VersionQuery tells a MySQL server from a MariaDB one (FlavorOf); both
+// answer to the mysql driver.
+const VersionQuery = "SELECT @@version"
+
+// FlavorOf returns MariaDB or MySQL from the answer to VersionQuery.
+func FlavorOf(version string) Flavor {
+	if strings.Contains(strings.ToLower(version), "mariadb") {
+		return MariaDB
+	}
+	return MySQL
+}
+
+// Status is what a node says about itself in answer to StatusQuery.
+type Status struct {
+	// ReadOnly: a PostgreSQL server in recovery, or a MySQL/MariaDB server
+	// with read_only (or super_read_only) set.
+	ReadOnly bool
+	// Pos is, for a primary, the position it has written; for a replica,
+	// the position it has applied. Zero when the server has none (a
+	// standby that has replayed nothing, binary logging off).
+	Pos Position
+	// ReplayAge is, for a PostgreSQL standby, how old the last commit it
+	// replayed is by its own clock; -1 when unknown or not a standby.
+	ReplayAge time.Duration
+}
+
+// StatusQuery returns the query that reads a node's Status: its role, its
+// position and, on PostgreSQL, its replay timestamp. primary says which
+// position to read: written for the primary, applied for a replica.
+func StatusQuery(f Flavor, primary bool) string {
+	switch f {
+	case Postgres:
+		return "SELECT pg_is_in_recovery(), " +
+			"(CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_lsn() END)::text, " +
+			"CASE WHEN pg_is_in_recovery() THEN COALESCE(EXTRACT(EPOCH FROM now() - pg_last_xact_replay_timestamp())::float8, -1) ELSE -1 END"
+	case MariaDB:
+		if primary {
+			return "SELECT @@read_only, @@gtid_binlog_pos"
+		}
+		return "SELECT @@read_only, @@gtid_slave_pos"
+	case MySQL:
+		return "SELECT @@read_only OR @@super_read_only, @@global.gtid_executed"
+	}
+	return ""
+}
+
+// ParseStatus parses one row answering StatusQuery(f, ...).
+func ParseStatus(f Flavor, row []driver.Value) (Status, error) {
+	st := Status{ReplayAge: -1}
+	want := 2
+	if f == Postgres {
+		want = 3
+	}
+	if len(row) != want {
+		return st, fmt.Errorf("replication: status: %d columns, want %d", len(row), want)
+	}
+	var err error
+	if st.ReadOnly, err = asBool(row[0]); err != nil {
+		return st, fmt.Errorf("replication: status: read-only: %w", err)
+	}
+	if st.Pos, err = Parse(f, asString(row[1])); err != nil {
+		return st, err
+	}
+	if f == Postgres {
+		if age, err := strconv.ParseFloat(asString(row[2]), 64); err == nil && age >= 0 {
+			st.ReplayAge = time.Duration(age * float64(time.Second))
+		}
+	}
+	return st, nil
+}
+
+// Parse parses a position in f's notation.
+func Parse(f Flavor, s string) (Position, error) {
+	switch f {
+	case Postgres:
+		return ParseLSN(s)
+	case MariaDB:
+		return ParseMariaDBGTID(s)
+	case MySQL:
+		return ParseMySQLGTIDSet(s)
+	}
+	return Position{}, fmt.Errorf("replication: %s servers have no positions", f)
+}
+
+// WrittenQuery returns the query that, run on the primary connection that
+// has just committed a write, returns a Position covering that write:
+// PostgreSQL's current WAL position, MariaDB's last GTID of the session
+// (the binlog position if the session logged nothing), MySQL's executed
+// GTID set.
+func WrittenQuery(f Flavor) string {
+	switch f {
+	case Postgres:
+		return "SELECT pg_current_wal_lsn()::text"
+	case MariaDB:
+		return "SELECT IF(@@last_gtid = '', @@gtid_binlog_pos, @@last_gtid)"
+	case MySQL:
+		return "SELECT @@global.gtid_executed"
+	}
+	return ""
+}
+
+// AppliedQuery returns the query that asks a replica whether it has
+// applied target, waiting up to wait where the server can wait
+// (MASTER_GTID_WAIT on MariaDB; WAIT_FOR_EXECUTED_GTID_SET on MySQL,
+// whose timeout has whole seconds and where 0 means forever, so a wait
+// under a second becomes a check with GTID_SUBSET). PostgreSQL has no
+// such wait before version 17's extensions, so the standby's replay
+// position is read and compared. Read the answer with Applied.
+func AppliedQuery(target Position, wait time.Duration) string {
+	switch target.flavor {
+	case Postgres:
+		return "SELECT pg_last_wal_replay_lsn()::text"
+	case MariaDB:
+		return "SELECT MASTER_GTID_WAIT('" + target.String() + "', " +
+			strconv.FormatFloat(max(wait, 0).Seconds(), 'f', 3, 64) + ")"
+	case MySQL:
+		if wait >= time.Second {
+			return "SELECT WAIT_FOR_EXECUTED_GTID_SET('" + target.String() + "', " +
+				strconv.Itoa(int(wait/time.Second)) + ") = 0"
+		}
+		return "SELECT GTID_SUBSET('" + target.String() + "', @@global.gtid_executed)"
+	}
+	return ""
+}
+
+// Applied reads the answer to AppliedQuery(target, ...): whether the
+// replica has applied target, and the position it is known to have
+// applied (its replay position on PostgreSQL, target when it has).
+func Applied(target Position, v driver.Value) (ok bool, at Position, err error) {
+	switch target.flavor {
+	case Postgres:
+		at, err = ParseLSN(asString(v))
+		if err != nil {
+			return false, Position{}, err
+		}
+		return at.Covers(target), at, nil
+	case MariaDB:
+		// MASTER_GTID_WAIT: 0 reached, -1 timed out.
+		ok = asString(v) == "0"
+	case MySQL:
+		ok, err = asBool(v)
+	}
+	if ok {
+		at = target
+	}
+	return ok, at, err
+}
+
+func asString(v driver.Value) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case []byte:
+		return string(x)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	case bool:
+		return strconv.FormatBool(x)
+	}
+	return fmt.Sprint(v)
+}
+
+func asBool(v driver.Value) (bool, error) {
+	switch s := strings.ToLower(asString(v)); s {
+	case "1", "t", "true", "on":
+		return true, nil
+	case "0", "f", "false", "off":
+		return false, nil
+	default:
+		return false, fmt.Errorf("not a boolean: %q", short(s))
+	}
+}
