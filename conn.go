@@ -61,6 +61,11 @@ func (vc *conn) borrowPin(ctx context.Context, d routing.Decision) (*pool.Conn, 
 		return vc.pin, vc.pinNode, nil
 	}
 	n := vc.c.primary
+	if isWrite(d) {
+		if err := vc.c.writable(); err != nil {
+			return nil, nil, err
+		}
+	}
 	pc, err := n.acquire(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -133,28 +138,66 @@ func (vc *conn) onPin(ctx context.Context, o ctxOpts, d routing.Decision, call f
 // is replayed on another node, each node at most once: other replicas
 // first, then the primary (unless fallback=error). call owns pc: it
 // returns it to the pool, or hands it to the rows it returns.
+//
+// In a session that has written (WithSession), a replica serves the read
+// only once it has applied the session's writes; replicas that have not
+// are passed over, and the primary serves the read if none has.
 func (vc *conn) read(ctx context.Context, o ctxOpts, d routing.Decision, call func(*pool.Conn, *node) error) error {
 	var triedBuf [4]*node
 	tried := triedBuf[:0]
 	var lastErr error
+	var failed *node // the node whose failed read the next attempt replays
+	replays, behind := 0, 0
+	plan := vc.c.planRead(ctx, o.session)
 	for {
-		n, why, err := vc.c.routeRead(o.primary, tried)
+		n, why, err := vc.c.routeRead(o.primary || plan.primary, tried, behind > 0)
 		if err != nil {
 			if lastErr != nil {
 				return lastErr
 			}
 			return err
 		}
-		if len(tried) > 0 {
-			tried[len(tried)-1].replays.Add(1) // its read is replayed here
+		if failed != nil {
+			failed.replays.Add(1) // its read is replayed here
+			failed = nil
+		}
+		if plan.primary && !o.primary {
+			why = plan.reason
 		}
 		if o.route != nil {
 			if why == "" {
 				why = d.Rule.String()
 			}
-			o.record(n, why, len(tried))
+			o.record(n, why, replays)
 		}
 		pc, err := n.acquire(ctx)
+		if err == nil && plan.needsCheck(n) {
+			var ok bool
+			wait, ask := sessionWaitFor(n, behind == 0)
+			if ask {
+				ok, err = vc.c.caughtUp(ctx, pc, n, plan.target, wait)
+			}
+			switch {
+			case err == errAbandoned:
+				n.noteErr(ctx.Err())
+				return ctx.Err()
+			case err != nil && !replayable(ctx, err):
+				// It could not answer the question (the read itself was
+				// not tried): pass it over like a replica that is behind.
+				n.done(pc, err)
+				err = nil
+				tried = append(tried, n)
+				behind++
+				continue
+			case err != nil:
+				n.done(pc, err)
+			case !ok:
+				pc.Release()
+				tried = append(tried, n)
+				behind++
+				continue
+			}
+		}
 		if err == nil {
 			if err = call(pc, n); err == nil {
 				return nil
@@ -168,6 +211,8 @@ func (vc *conn) read(ctx context.Context, o ctxOpts, d routing.Decision, call fu
 			return err
 		}
 		tried = append(tried, n)
+		failed = n
+		replays++
 		lastErr = err
 	}
 }
@@ -178,8 +223,10 @@ func replayable(ctx context.Context, err error) bool {
 }
 
 // routeRead chooses the node for a read outside any pin, skipping tried,
-// and says why when it is not the classifier's rule.
-func (c *Connector) routeRead(primary bool, tried []*node) (*node, string, error) {
+// and says why when it is not the classifier's rule. behind says that some
+// replicas were passed over for lacking a session's writes: the primary
+// then serves the read whatever fallback says, since it has them.
+func (c *Connector) routeRead(primary bool, tried []*node, behind bool) (*node, string, error) {
 	if primary || len(c.replicas) == 0 {
 		if slices.Contains(tried, c.primary) {
 			return nil, "", errNoReplica
@@ -196,6 +243,9 @@ func (c *Connector) routeRead(primary bool, tried []*node) (*node, string, error
 	if i := c.picker.Pick(skip); i >= 0 {
 		return c.replicas[i], "", nil
 	}
+	if behind && !slices.Contains(tried, c.primary) {
+		return c.primary, reasonSessionBehind, nil
+	}
 	if c.cfg.Fallback == dsn.FallbackPrimary && !slices.Contains(tried, c.primary) {
 		c.primary.fallbacks.Add(1)
 		return c.primary, reasonFallback, nil
@@ -207,7 +257,7 @@ func (c *Connector) routeRead(primary bool, tried []*node) (*node, string, error
 // read-only transaction. With no replica configured it returns the primary;
 // with none available, fallback decides.
 func (c *Connector) pickReplica() (*node, error) {
-	n, _, err := c.routeRead(false, nil)
+	n, _, err := c.routeRead(false, nil, false)
 	return n, err
 }
 
@@ -229,6 +279,9 @@ func (vc *conn) exec(ctx context.Context, query string, d routing.Decision, args
 			res, err = execWatched(vc.c, ctx, pc, query, args)
 			return err
 		})
+		if err == nil && o.session != nil && vc.tx == nil && isWrite(d) {
+			vc.sessionWrote(ctx, o.session)
+		}
 		return res, err
 	}
 	err := vc.read(ctx, o, d, func(pc *pool.Conn, n *node) (err error) {
@@ -261,6 +314,11 @@ func (vc *conn) query(ctx context.Context, query string, d routing.Decision, arg
 			}
 			return err
 		})
+		if err == nil && o.session != nil && vc.tx == nil && isWrite(d) {
+			// The rows hold the connection: the position is read at the
+			// session's next read.
+			o.session.wrotePending()
+		}
 		return rowsOrNil(r, err)
 	}
 	err := vc.read(ctx, o, d, func(pc *pool.Conn, n *node) (err error) {
@@ -311,11 +369,19 @@ func (vc *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, 
 	if vc.tx != nil {
 		return nil, errors.New("rwpool: transaction already in progress")
 	}
+	o := optsOf(ctx)
 	if vc.pin == nil {
 		n := vc.c.primary
-		if opts.ReadOnly && vc.c.cfg.ReadOnlyTx == dsn.ReadOnlyTxReplica && !optsOf(ctx).primary {
+		// A session that has written reads its transactions on the primary:
+		// a replica would have to prove it has the writes first.
+		if opts.ReadOnly && vc.c.cfg.ReadOnlyTx == dsn.ReadOnlyTxReplica && !o.primary && !o.session.hasWritten() {
 			var err error
 			if n, err = vc.c.pickReplica(); err != nil {
+				return nil, err
+			}
+		}
+		if n == vc.c.primary && !opts.ReadOnly {
+			if err := vc.c.writable(); err != nil {
 				return nil, err
 			}
 		}
@@ -334,6 +400,9 @@ func (vc *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, 
 		return nil, err
 	}
 	vc.tx = &tx{vc: vc, tx: rtx}
+	if !opts.ReadOnly && vc.pinNode == vc.c.primary {
+		vc.tx.session = o.session
+	}
 	optsOf(ctx).record(vc.pinNode, reasonTx, 0)
 	return vc.tx, nil
 }
@@ -417,4 +486,17 @@ func (vc *conn) Close() error {
 		return vc.c.Close()
 	}
 	return nil
+}
+
+// sessionWrote records a write of session s that just ran on the lease's
+// pin. If reading its position broke the pin, the lease ends: the write
+// itself succeeded and is not failed for it.
+func (vc *conn) sessionWrote(ctx context.Context, s *session) {
+	if err := vc.c.wrote(ctx, s, vc.pin); err != nil {
+		if err == errAbandoned {
+			vc.pin, vc.pinNode, vc.broken = nil, nil, true
+			return
+		}
+		vc.unpin(true)
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/rwpool/rwpool/dsn"
 	"github.com/rwpool/rwpool/health"
 	"github.com/rwpool/rwpool/pool"
+	"github.com/rwpool/rwpool/replication"
 	"github.com/rwpool/rwpool/routing"
 )
 
@@ -31,6 +32,8 @@ type Connector struct {
 	replicas []*node
 	nodes    []*node // primary first, then replicas in DSN order
 	picker   *routing.Picker
+	flav     atomic.Uint32       // replication.Flavor, once known
+	history  replication.History // the primary's recent positions, for replica lag
 
 	logger  atomic.Pointer[slog.Logger]
 	handler atomic.Pointer[func(Event)]
@@ -76,6 +79,9 @@ func NewConnector(cfg *dsn.Config, opts ...Option) (*Connector, error) {
 	c := &Connector{cfg: cp, dialect: routing.DialectOf(cp.Driver), stop: make(chan struct{}),
 		watch: needsWatch(cp.Driver)}
 	c.drv = &Driver{c: c}
+	if c.dialect == routing.DialectPostgres {
+		c.flav.Store(uint32(replication.Postgres))
+	}
 	for _, o := range opts {
 		o(c)
 	}

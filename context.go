@@ -9,6 +9,7 @@ type ctxKey struct{}
 type ctxOpts struct {
 	primary bool
 	route   *Route
+	session *session // WithSession
 }
 
 func optsOf(ctx context.Context) ctxOpts {

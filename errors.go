@@ -26,3 +26,28 @@ func (e *nodeError) Error() string {
 }
 
 func (e *nodeError) Unwrap() error { return e.err }
+
+// ErrReadOnly is wrapped by the error of a write refused because the
+// primary reports itself read-only (demoted, or read_only set): rwpool does
+// not send writes to such a node. It also wraps ErrUnavailable.
+var ErrReadOnly = errors.New("rwpool: primary is read-only")
+
+// readOnlyError is returned, at once, for a write while the primary
+// reports itself read-only.
+type readOnlyError struct{ node string }
+
+func (e *readOnlyError) Error() string {
+	return "rwpool: node " + e.node + ": write refused: the primary reports itself read-only (demoted?)"
+}
+
+func (e *readOnlyError) Is(target error) bool {
+	return target == ErrReadOnly || target == ErrUnavailable
+}
+
+// writable returns an error when the primary reports itself read-only.
+func (c *Connector) writable() error {
+	if c.primary.health.RoleMismatch() {
+		return &readOnlyError{node: c.primary.cfg.Name}
+	}
+	return nil
+}

@@ -23,6 +23,7 @@ type node struct {
 	conn   nodeConnector // the real driver's connector, redacting and bounding dials
 
 	confirming atomic.Bool // a confirming probe is running
+	repl       replState   // role, position and lag as last read
 
 	served    atomic.Uint64 // statements and transactions routed here
 	errors    atomic.Uint64 // statements that failed here
@@ -48,7 +49,7 @@ func (e *unavailableError) Unwrap() error        { return e.cause }
 // acquire borrows a real connection from the node's pool; from a tripped
 // node it fails at once with an error wrapping ErrUnavailable.
 func (n *node) acquire(ctx context.Context) (*pool.Conn, error) {
-	if !n.health.Available() {
+	if n.health.Tripped() {
 		n.errors.Add(1)
 		return nil, &unavailableError{node: n.cfg.Name, since: n.health.Since(), cause: n.health.LastError()}
 	}
@@ -92,7 +93,7 @@ func (n *node) noteErr(err error) {
 // probe_timeout, decides; an error alone never trips a node. Only one probe
 // per node runs at a time, so an error storm costs one probe.
 func (n *node) failed(err error) {
-	if !n.c.cfg.Breaker || !n.health.Available() {
+	if !n.c.cfg.Breaker || n.health.Tripped() {
 		return
 	}
 	if !health.IsConnError(err) && !errors.Is(err, context.DeadlineExceeded) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rwpool/rwpool/health"
+	"github.com/rwpool/rwpool/replication"
 )
 
 // probe runs probe_query on *conn, dialling a new connection first when
@@ -31,6 +32,11 @@ func (n *node) probe(conn *driver.Conn, fresh bool) (time.Duration, error) {
 	// after a timeout the goroutine owns it and closes it.
 	ctx, cancel := context.WithTimeout(context.Background(), n.c.cfg.ProbeTimeout)
 	defer cancel()
+	// st, stErr and stAt are, like got, the goroutine's until await
+	// returns its result.
+	var st replication.Status
+	var stErr error
+	var stAt, probed time.Time
 	got, err := await(&n.c.bg, ctx, func() (driver.Conn, error) {
 		c := reuse
 		if c == nil {
@@ -39,7 +45,13 @@ func (n *node) probe(conn *driver.Conn, fresh bool) (time.Duration, error) {
 				return nil, err
 			}
 		}
-		return c, runProbe(ctx, c, n.c.cfg.ProbeQuery)
+		if err := runProbe(ctx, c, n.c.cfg.ProbeQuery); err != nil {
+			return c, err
+		}
+		probed = time.Now()
+		st, stErr = n.readStatus(ctx, c)
+		stAt = time.Now()
+		return c, nil
 	}, func(c driver.Conn, _ error) {
 		if c != nil {
 			c.Close()
@@ -55,7 +67,9 @@ func (n *node) probe(conn *driver.Conn, fresh bool) (time.Duration, error) {
 		return 0, fmt.Errorf("probe: %w", err)
 	}
 	*conn = got
-	return time.Since(start), nil
+	lat := probed.Sub(start)
+	n.observe(stAt, st, stErr)
+	return lat, nil
 }
 
 func runProbe(ctx context.Context, c driver.Conn, query string) error {

@@ -15,7 +15,7 @@ type NodeStats struct {
 	Role             string        // "primary" or "replica"
 	Weight           int           // replica weight (1 for the primary)
 	Available        bool          // whether routing may choose it
-	State            string        // "available" or "unavailable"
+	State            string        // "available", "unavailable" or "lagging" (a replica behind max_lag)
 	Since            time.Time     // when the node entered State
 	UnavailableSince time.Time     // when it became unavailable; zero while available
 	Trips            int64         // times it became unavailable
@@ -32,6 +32,15 @@ type NodeStats struct {
 	WaitDuration     time.Duration // total time borrows waited
 	Replays          uint64        // reads that failed here and were replayed on another node
 	Fallbacks        uint64        // reads served here (the primary) because no replica was available
+
+	// Replication, as the health checker last read it (PostgreSQL, MariaDB
+	// and MySQL; nothing for other drivers or with breaker=off).
+	Lag          time.Duration // replicas: how far behind the primary; valid if LagKnown
+	LagKnown     bool          // a lag has been measured
+	Position     string        // LSN or GTID the node has applied (replica) or written (primary)
+	Reports      string        // the role the server reports: "read-only", "writable", or "" before the first status
+	RoleMismatch bool          // a writable replica (promoted?) or a read-only primary (demoted?)
+	StatusError  string        // why the last status query failed, if it did
 }
 
 // Snapshot is the state of every node of a Connector, primary first.
@@ -43,12 +52,20 @@ type Snapshot struct {
 func (s Snapshot) String() string {
 	var b strings.Builder
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, "NODE\tROLE\tWEIGHT\tSTATE\tOPEN\tIDLE\tIN USE\tWAITING\tSERVED\tERRORS\tREPLAYS\tFALLBACKS\tTRIPS\tWAITS\tWAITED\tPROBE")
+	fmt.Fprintln(w, "NODE\tROLE\tWEIGHT\tSTATE\tOPEN\tIDLE\tIN USE\tWAITING\tSERVED\tERRORS\tREPLAYS\tFALLBACKS\tTRIPS\tWAITS\tWAITED\tPROBE\tLAG\tREPORTS")
 	for _, n := range s.Nodes {
-		fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%d/%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\n",
+		lag := "-"
+		if n.LagKnown {
+			lag = n.Lag.Round(time.Millisecond).String()
+		}
+		reports := n.Reports
+		if n.RoleMismatch {
+			reports += " (unexpected)"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%d/%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\n",
 			n.Name, n.Role, n.Weight, n.State, n.Open, n.MaxOpen, n.Idle, n.InUse, n.Waiting,
 			n.Served, n.Errors, n.Replays, n.Fallbacks, n.Trips, n.WaitCount,
-			n.WaitDuration.Round(time.Microsecond), n.ProbeLatency.Round(time.Microsecond))
+			n.WaitDuration.Round(time.Microsecond), n.ProbeLatency.Round(time.Microsecond), lag, reports)
 	}
 	w.Flush()
 	return b.String()
@@ -61,8 +78,20 @@ func (c *Connector) Stats() Snapshot {
 		ps := n.pool.Stat()
 		h := n.health
 		var downSince time.Time
-		if !h.Available() {
+		if h.Tripped() {
 			downSince = h.Since()
+		}
+		lag, lagKnown := h.Lag()
+		var reports string
+		if ro, known := h.ReadOnly(); known {
+			reports = "writable"
+			if ro {
+				reports = "read-only"
+			}
+		}
+		var statusErr string
+		if e := n.repl.statusErr.Load(); e != nil {
+			statusErr = *e
 		}
 		s.Nodes[i] = NodeStats{
 			State:            h.State().String(),
@@ -86,6 +115,12 @@ func (c *Connector) Stats() Snapshot {
 			Errors:           n.errors.Load(),
 			WaitCount:        ps.WaitCount,
 			WaitDuration:     ps.WaitDuration,
+			Lag:              lag,
+			LagKnown:         lagKnown,
+			Position:         n.repl.position().String(),
+			Reports:          reports,
+			RoleMismatch:     h.RoleMismatch(),
+			StatusError:      statusErr,
 		}
 	}
 	return s

@@ -1,11 +1,15 @@
 package rwpool
 
-import "database/sql/driver"
+import (
+	"context"
+	"database/sql/driver"
+)
 
 // tx is a transaction on the lease's pinned connection.
 type tx struct {
-	vc *conn
-	tx driver.Tx
+	vc      *conn
+	tx      driver.Tx
+	session *session // the causal session a read-write primary transaction belongs to
 }
 
 // Commit commits the real transaction and releases the pin it held. After
@@ -18,6 +22,11 @@ func (t *tx) Commit() error {
 		return driver.ErrBadConn
 	}
 	err := t.tx.Commit()
+	if err == nil && t.session != nil && t.vc.pin != nil {
+		// tx.Commit has no context: the position read is bounded by
+		// probe_timeout.
+		t.vc.sessionWrote(context.Background(), t.session)
+	}
 	t.vc.endTx(err)
 	return err
 }

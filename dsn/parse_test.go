@@ -127,14 +127,15 @@ func TestParseValid(t *testing.T) {
 		{"name may take an unused default", "driver=pg;primary=p;replica=r1 name=replica2", func(c *Config) {
 			c.Replicas = []Node{{Name: "replica2", DSN: "r1", Weight: 1, Role: RoleReplica}}
 		}},
+		{"max_lag", "driver=pg;primary=p;max_lag=1500ms", func(c *Config) { c.MaxLag = 1500 * time.Millisecond }},
 		{"max weight", "driver=pg;primary=p;replica=r weight=" + strconv.Itoa(MaxWeight), func(c *Config) {
 			c.Replicas = []Node{{Name: "replica1", DSN: "r", Weight: MaxWeight, Role: RoleReplica}}
 		}},
 		{"every key", "driver=pg;primary=p;pool_size=10;min_idle=10;acquire_timeout=500ms;idle_timeout=0;max_lifetime=0s;" +
 			"max_waiters=0;check_interval=1m30s;probe_query='SELECT 2';probe_timeout=250ms;breaker=off;fallback=error;readonly_tx=primary;" +
-			"max_lag=1500ms;read_your_writes=500ms",
+			"read_your_writes=500ms",
 			func(c *Config) {
-				c.MaxLag, c.ReadYourWrites = 1500*time.Millisecond, 500*time.Millisecond
+				c.ReadYourWrites = 500 * time.Millisecond
 				c.PoolSize, c.MinIdle = 10, 10
 				c.AcquireTimeout, c.IdleTimeout, c.MaxLifetime = 500*time.Millisecond, 0, 0
 				c.MaxWaiters = 0
@@ -253,6 +254,7 @@ func TestParseErrors(t *testing.T) {
 		{"breaker value", "driver=pg;primary=p;breaker=yes", "breaker", []string{`breaker: invalid value "yes" (want on or off)`}, false},
 		{"fallback value", "driver=pg;primary=p;fallback=replica", "fallback", []string{`fallback: invalid value "replica" (want primary or error)`}, false},
 		{"readonly_tx value", "driver=pg;primary=p;readonly_tx=any", "readonly_tx", []string{`readonly_tx: invalid value "any" (want replica or primary)`}, false},
+		{"max_lag without breaker", "driver=pg;primary=p;breaker=off;max_lag=1s", "max_lag", []string{"max_lag: needs breaker=on"}, false},
 		{"max_lag negative", "driver=pg;primary=p;max_lag=-1s", "max_lag", []string{"max_lag: must not be negative, got -1s"}, false},
 		{"read_your_writes garbage", "driver=pg;primary=p;read_your_writes=on", "read_your_writes", []string{`read_your_writes: invalid duration "on"`}, false},
 		{"long value truncated", "driver=pg;primary=p;breaker=" + strings.Repeat("x", 500), "breaker", []string{`..."`[:3]}, false},

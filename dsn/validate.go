@@ -142,6 +142,9 @@ func (c *Config) validateSettings() error {
 	if c.MaxWaiters < 0 {
 		return newErr(keyMaxWaiters, -1, "must be >= 0, got "+strconv.Itoa(c.MaxWaiters))
 	}
+	if c.MaxLag > 0 && !c.Breaker {
+		return newErr(keyMaxLag, -1, "needs breaker=on: lag is measured by the health checker")
+	}
 	if c.ProbeQuery == "" {
 		return newErr(keyProbeQuery, -1, "must not be empty")
 	}

@@ -49,7 +49,7 @@ func (c *Checker) Run(stop <-chan struct{}) {
 // an unavailable node recovers it.
 func (c *Checker) Check() {
 	lat, err := c.Probe(false)
-	if err != nil && c.Node.Available() && !timedOut(err) {
+	if err != nil && !c.Node.Tripped() && !timedOut(err) {
 		lat, err = c.Probe(true)
 	}
 	if err != nil {

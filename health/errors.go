@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql/driver"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"reflect"
@@ -103,4 +104,15 @@ func mysqlErrorNumber(err error) (uint16, bool) {
 		}
 	}
 	return 0, false
+}
+
+// ErrRoleMismatch is wrapped by the cause of a RoleChanged event: the server
+// reports a role its configuration does not expect.
+var ErrRoleMismatch = errors.New("reported role differs from the configured one")
+
+func roleError(name, role string, readOnly bool) error {
+	if readOnly {
+		return fmt.Errorf("%s %s reports read-only (demoted?): %w", role, name, ErrRoleMismatch)
+	}
+	return fmt.Errorf("%s %s reports writable (promoted?): %w", role, name, ErrRoleMismatch)
 }

@@ -61,18 +61,19 @@ func (h *History) Latest() (Position, bool) {
 //   - otherwise now minus the moment the primary passed applied, found
 //     between the newest sample the replica has and the next one by
 //     interpolating on Position.Count (WAL bytes, transactions);
-//   - if it has none of the samples, at least as old as the oldest.
+//   - if it has none of the samples, at least as old as the oldest:
+//     atLeast is then set, the lag is only a lower bound.
 //
 // ok is false when nothing is recorded.
-func (h *History) Lag(now time.Time, applied Position) (lag time.Duration, ok bool) {
+func (h *History) Lag(now time.Time, applied Position) (lag time.Duration, atLeast, ok bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.n == 0 {
-		return 0, false
+		return 0, false, false
 	}
 	newest := h.at(h.n - 1)
 	if applied.Covers(newest.pos) {
-		return 0, true
+		return 0, false, true
 	}
 	for i := h.n - 2; i >= 0; i-- {
 		had := h.at(i)
@@ -86,7 +87,7 @@ func (h *History) Lag(now time.Time, applied Position) (lag time.Duration, ok bo
 			frac = min(float64(c-c0)/float64(c1-c0), 1)
 		}
 		passed := had.at.Add(time.Duration(frac * float64(next.at.Sub(had.at))))
-		return max(now.Sub(passed), 0), true
+		return max(now.Sub(passed), 0), false, true
 	}
-	return max(now.Sub(h.at(0).at), 0), true
+	return max(now.Sub(h.at(0).at), 0), true, true
 }

@@ -12,7 +12,7 @@ func lsn(n uint64) Position { return Position{flavor: Postgres, lsn: n} }
 func TestHistoryLag(t *testing.T) {
 	var h History
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	if _, ok := h.Lag(t0, lsn(1)); ok {
+	if _, _, ok := h.Lag(t0, lsn(1)); ok {
 		t.Fatal("Lag with no samples: ok")
 	}
 	// The primary writes 1000 bytes a second, sampled every second.
@@ -31,17 +31,17 @@ func TestHistoryLag(t *testing.T) {
 		{0, 9500 * time.Millisecond},     // has only the oldest sample
 		{0 + 1, 9500 * time.Millisecond}, // interpolated just past the oldest
 	} {
-		got, ok := h.Lag(now, lsn(tt.applied))
-		if !ok || (got-tt.want).Abs() > 2*time.Millisecond {
-			t.Errorf("Lag(applied %d) = %v, %v; want %v", tt.applied, got, ok, tt.want)
+		got, atLeast, ok := h.Lag(now, lsn(tt.applied))
+		if !ok || atLeast || (got-tt.want).Abs() > 2*time.Millisecond {
+			t.Errorf("Lag(applied %d) = %v, %v, %v; want %v", tt.applied, got, atLeast, ok, tt.want)
 		}
 	}
 	// A replica with none of the samples is at least as old as the oldest.
 	var late History
 	late.Add(t0, lsn(500))
 	late.Add(t0.Add(time.Second), lsn(600))
-	if got, _ := late.Lag(t0.Add(3*time.Second), lsn(100)); got != 3*time.Second {
-		t.Errorf("Lag before every sample = %v, want 3s", got)
+	if got, atLeast, _ := late.Lag(t0.Add(3*time.Second), lsn(100)); got != 3*time.Second || !atLeast {
+		t.Errorf("Lag before every sample = %v (at least: %v), want at least 3s", got, atLeast)
 	}
 }
 
@@ -58,7 +58,7 @@ func TestHistoryRingAndOrder(t *testing.T) {
 	// Only the last historySize samples are kept: position 0 is older
 	// than all of them.
 	now := t0.Add(time.Duration(3*historySize-1) * time.Second)
-	got, _ := h.Lag(now, lsn(0))
+	got, _, _ := h.Lag(now, lsn(0))
 	if want := time.Duration(historySize-1) * time.Second; got != want {
 		t.Errorf("Lag of a replica older than the ring = %v, want %v", got, want)
 	}

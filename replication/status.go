@@ -22,8 +22,9 @@ func FlavorOf(version string) Flavor {
 
 // Status is what a node says about itself in answer to StatusQuery.
 type Status struct {
-	// ReadOnly: a PostgreSQL server in recovery, or a MySQL/MariaDB server
-	// with read_only (or super_read_only) set.
+	// ReadOnly: a PostgreSQL server in recovery or with
+	// default_transaction_read_only, or a MySQL/MariaDB server with
+	// read_only (or super_read_only) set.
 	ReadOnly bool
 	// Pos is, for a primary, the position it has written; for a replica,
 	// the position it has applied. Zero when the server has none (a
@@ -40,7 +41,9 @@ type Status struct {
 func StatusQuery(f Flavor, primary bool) string {
 	switch f {
 	case Postgres:
-		return "SELECT pg_is_in_recovery(), " +
+		// transaction_read_only follows default_transaction_read_only,
+		// the way to make a PostgreSQL primary refuse writes.
+		return "SELECT pg_is_in_recovery() OR current_setting('transaction_read_only') = 'on', " +
 			"(CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_lsn() END)::text, " +
 			"CASE WHEN pg_is_in_recovery() THEN COALESCE(EXTRACT(EPOCH FROM now() - pg_last_xact_replay_timestamp())::float8, -1) ELSE -1 END"
 	case MariaDB:

@@ -28,6 +28,14 @@
 #                      delay replay on a replica by SECONDS (0 ends the delay):
 #                      PostgreSQL recovery_min_apply_delay, MariaDB
 #                      MASTER_DELAY; the replica keeps receiving, it applies late
+#   promote-node PORT  make a replica writable on its own: PostgreSQL
+#                      pg_promote(); MariaDB STOP SLAVE + read_only=0
+#   rejoin-node PORT   make a promoted replica a replica of the primary again
+#                      (PostgreSQL: a new base backup; MariaDB: read_only=1 +
+#                      START SLAVE; nothing may have been written to it)
+#   set-read-only PORT on|off
+#                      PostgreSQL default_transaction_read_only, MariaDB
+#                      read_only (e.g. to demote a primary)
 #
 # Environment:
 #   RWPOOL_CLUSTER_DIR    state dir (default /tmp/rwpool-cluster)
@@ -1146,6 +1154,51 @@ cmd_delay_node() {
     log "node $port applies replication ${secs}s late"
 }
 
+cmd_promote_node() {
+    node_arg "$@"
+    local port="$1"
+    [ "$(node_role "$port")" = replica ] || die "node $port is not a replica"
+    if [ "$(node_kind "$port")" = pg ]; then
+        [ "$(pg_q "$port" postgres 'SELECT pg_promote(true, 60)')" = t ] || die "pg_promote on $port failed"
+    else
+        my_q "$port" "STOP SLAVE; SET GLOBAL read_only = 0"
+    fi
+    log "node $port promoted (writable, replicating from nobody)"
+}
+
+cmd_rejoin_node() {
+    node_arg "$@"
+    local port="$1" primary
+    [ "$(node_role "$port")" = replica ] || die "node $port is not a replica"
+    if [ "$(node_kind "$port")" = pg ]; then
+        primary="${RWPOOL_PG_PRIMARY##*:}"
+        LOG_TAG=pg
+        pg_stop_dir "$(pg_data "$port")" fast
+        rm -rf "$(pg_data "$port")"
+        pg_up_standby "$primary" "$port"
+        pg_sync "$primary" "$port"
+    else
+        my_q "$port" "SET GLOBAL read_only = 1; START SLAVE"
+    fi
+    log "node $port is a replica again"
+}
+
+cmd_set_read_only() {
+    if [ "$#" -ne 2 ] || ! is_port "$1" || ! [[ "$2" =~ ^(on|off)$ ]]; then
+        die "usage: $0 $CMD PORT on|off"
+    fi
+    load_env
+    local port="$1" v=0
+    [ "$2" = on ] && v=1
+    if [ "$(node_kind "$port")" = pg ]; then
+        pg_q "$port" postgres "ALTER SYSTEM SET default_transaction_read_only = $2" >/dev/null
+        pg_q "$port" postgres 'SELECT pg_reload_conf()' >/dev/null
+    else
+        my_q "$port" "SET GLOBAL read_only = $v"
+    fi
+    log "node $port read-only: $2"
+}
+
 pg_delay_is() {
     local got
     got=$(pg_q "$1" postgres 'SHOW recovery_min_apply_delay' 2>/dev/null) || return 1
@@ -1174,6 +1227,9 @@ main() {
     hang-node) cmd_hang_node "$@" ;;
     resume-node) cmd_resume_node "$@" ;;
     delay-node) cmd_delay_node "$@" ;;
+    promote-node) cmd_promote_node "$@" ;;
+    rejoin-node) cmd_rejoin_node "$@" ;;
+    set-read-only) cmd_set_read_only "$@" ;;
     -h | --help | help | "") usage ;;
     *)
         log "unknown command: $CMD"

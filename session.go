@@ -1,0 +1,274 @@
+package rwpool
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/rwpool/rwpool/pool"
+	"github.com/rwpool/rwpool/replication"
+	"github.com/rwpool/rwpool/routing"
+)
+
+// WithSession returns a context that carries a causal session: after a
+// write made with it (or with a context derived from it), later reads made
+// with it see that write, on whichever connection, lease or goroutine they
+// run. Reads before any write, and reads without a session, spread over the
+// replicas by weight as usual.
+//
+// How a read finds a node that has the session's writes:
+//
+//   - PostgreSQL: after the write commits, rwpool reads the primary's WAL
+//     position (one extra round trip on the same connection); a replica
+//     serves the read only if its replay position has reached it (known
+//     from the health checker or asked with one round trip), else the
+//     primary does.
+//   - MariaDB: the session's last GTID; a replica waits for it at most
+//     50 ms with MASTER_GTID_WAIT, else the primary serves the read.
+//   - MySQL: the executed GTID set; a replica checks it with GTID_SUBSET
+//     (WAIT_FOR_EXECUTED_GTID_SET cannot wait less than a second).
+//   - With read_your_writes=D in the DSN, or a driver with no positions,
+//     reads go to the primary for D after each write (forever, within the
+//     session, with no D), and no position is read.
+//
+// If ctx already carries a session, WithSession returns ctx: a middleware
+// and a handler that both call it share one session.
+//
+//	ctx = rwpool.WithSession(ctx)
+//	db.ExecContext(ctx, "UPDATE users SET name = $1 WHERE id = $2", name, id)
+//	db.QueryRowContext(ctx, "SELECT name FROM users WHERE id = $1", id).Scan(&got) // got == name
+func WithSession(ctx context.Context) context.Context {
+	o := optsOf(ctx)
+	if o.session != nil {
+		return ctx
+	}
+	o.session = &session{}
+	return context.WithValue(ctx, ctxKey{}, o)
+}
+
+// session is the state of one causal session. Goroutines may share it.
+type session struct {
+	mu      sync.Mutex
+	target  replication.Position // covers every write whose position was read
+	pending int                  // writes whose position is not read yet
+	wroteAt time.Time            // the last write, for read_your_writes
+}
+
+// Time budgets of session reads.
+const (
+	// sessionWait is how long a replica may wait for a session's write
+	// (MASTER_GTID_WAIT) before the primary serves the read instead.
+	sessionWait = 50 * time.Millisecond
+	// sessionSkipLag: a replica measured further behind than this is not
+	// even asked whether it has a write made a moment ago.
+	sessionSkipLag = time.Second
+)
+
+// Reasons for session reads, as Route reports them.
+const (
+	reasonSessionWindow  = "read-your-writes: within read_your_writes of the session's write"
+	reasonSessionUnknown = "read-your-writes: the session's write position is unknown"
+	reasonSessionBehind  = "read-your-writes: no replica has applied the session's writes"
+)
+
+// readPlan is where a read of a session may go.
+type readPlan struct {
+	primary bool                 // the primary only, for reason
+	reason  string               //
+	target  replication.Position // replicas must have applied this
+}
+
+// planRead decides how a read of session s must be routed. It is free for
+// a session that has not written.
+func (c *Connector) planRead(ctx context.Context, s *session) readPlan {
+	if s == nil {
+		return readPlan{}
+	}
+	s.mu.Lock()
+	wroteAt, target, pending := s.wroteAt, s.target, s.pending
+	s.mu.Unlock()
+	switch {
+	case wroteAt.IsZero():
+		return readPlan{}
+	case c.cfg.ReadYourWrites > 0:
+		if time.Since(wroteAt) < c.cfg.ReadYourWrites {
+			return readPlan{primary: true, reason: reasonSessionWindow}
+		}
+		return readPlan{}
+	case pending > 0:
+		p, err := c.primaryPosition(ctx)
+		if err != nil {
+			return readPlan{primary: true, reason: reasonSessionUnknown}
+		}
+		s.resolved(p, pending)
+		target = target.Merge(p)
+	}
+	return readPlan{target: target}
+}
+
+// needsCheck reports whether replica n must be asked before it serves a
+// read of the plan: it is not known to have applied the target.
+func (p *readPlan) needsCheck(n *node) bool {
+	return !p.target.IsZero() && !n.isPrimary() && !n.repl.position().Covers(p.target)
+}
+
+// wrote records a write of the session that just committed on pc, a
+// connection to the primary, by reading the position that covers it. A
+// position that cannot be read is left pending: the session's next read
+// asks the primary for its current position instead. The returned error is
+// errAbandoned, or one that means pc is broken; pc is then the caller's to
+// discard.
+func (c *Connector) wrote(ctx context.Context, s *session, pc *pool.Conn) error {
+	now := time.Now()
+	if c.cfg.ReadYourWrites > 0 {
+		s.mu.Lock()
+		s.wroteAt = now
+		s.mu.Unlock()
+		return nil
+	}
+	p, err := c.writtenPosition(ctx, pc)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.wroteAt = now
+	if err != nil {
+		s.pending++
+		if err == errAbandoned || isBadConn(err) {
+			return err
+		}
+		return nil
+	}
+	s.target = s.target.Merge(p)
+	return nil
+}
+
+// wrotePending records a write whose position is read later, at the
+// session's next read (a write whose rows are still open on its
+// connection).
+func (s *session) wrotePending() {
+	s.mu.Lock()
+	s.wroteAt = time.Now()
+	s.pending++
+	s.mu.Unlock()
+}
+
+// resolved records p, read from the primary after the first n pending
+// writes committed, as covering them.
+func (s *session) resolved(p replication.Position, n int) {
+	s.mu.Lock()
+	s.target = s.target.Merge(p)
+	s.pending = max(s.pending-n, 0)
+	s.mu.Unlock()
+}
+
+// writtenPosition reads, on pc, a position covering what pc's session has
+// committed. It is bounded by probe_timeout when ctx is not.
+func (c *Connector) writtenPosition(ctx context.Context, pc *pool.Conn) (replication.Position, error) {
+	ctx, cancel := boundCtx(ctx, c.cfg.ProbeTimeout)
+	defer cancel()
+	f := c.flavor(ctx, pc.Raw())
+	if f == replication.Unknown {
+		return replication.Position{}, errNoFlavor
+	}
+	v, err := c.queryValue(ctx, pc, replication.WrittenQuery(f))
+	if err != nil {
+		return replication.Position{}, err
+	}
+	return replication.Parse(f, stringOf(v))
+}
+
+// primaryPosition reads the primary's current position on a connection of
+// its pool.
+func (c *Connector) primaryPosition(ctx context.Context) (replication.Position, error) {
+	n := c.primary
+	pc, err := n.acquire(ctx)
+	if err != nil {
+		return replication.Position{}, err
+	}
+	p, err := c.writtenPosition(ctx, pc)
+	if err != errAbandoned {
+		n.done(pc, err)
+	}
+	if err == nil {
+		n.repl.advance(p)
+	}
+	return p, err
+}
+
+// caughtUp asks replica n, on pc, whether it has applied target, letting
+// it wait up to wait. What it learns raises n's known position.
+func (c *Connector) caughtUp(ctx context.Context, pc *pool.Conn, n *node, target replication.Position, wait time.Duration) (bool, error) {
+	v, err := c.queryValue(ctx, pc, replication.AppliedQuery(target, wait))
+	if err != nil {
+		return false, err
+	}
+	ok, at, err := replication.Applied(target, v)
+	if err != nil {
+		return false, err
+	}
+	n.repl.advance(at)
+	return ok, nil
+}
+
+// sessionWaitFor returns how long replica n may wait for a session's
+// write, and whether it is worth asking at all: a replica measured well
+// behind is not.
+func sessionWaitFor(n *node, first bool) (time.Duration, bool) {
+	lag, known := n.health.Lag()
+	if known && lag > sessionSkipLag {
+		return 0, false
+	}
+	if first && known && lag <= sessionWait {
+		return sessionWait, true
+	}
+	return 0, true
+}
+
+// queryValue runs query on pc, bounded by ctx like any statement, and
+// returns the first column of its first row.
+func (c *Connector) queryValue(ctx context.Context, pc *pool.Conn, query string) (any, error) {
+	r, err := queryWatched(c, ctx, pc, query, nil)
+	if err != nil {
+		return nil, err
+	}
+	row := make([]driver.Value, len(r.Columns()))
+	err = r.Next(row)
+	if err == io.EOF {
+		err = errNoRow
+	}
+	var v any
+	if err == nil && len(row) > 0 {
+		v = row[0]
+		if b, ok := v.([]byte); ok { // the driver may reuse it after Close
+			v = string(b)
+		}
+	}
+	return v, errors.Join(err, r.Close())
+}
+
+// isWrite reports whether a statement routed by d may write, so that a
+// session must remember it. Session statements and locking reads pin the
+// primary without writing.
+func isWrite(d routing.Decision) bool {
+	return d.Target == routing.Primary && d.Rule != routing.RuleSession && d.Rule != routing.RuleLockingRead
+}
+
+// boundCtx bounds ctx by d unless it has a deadline already.
+func boundCtx(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, d)
+}
+
+// hasWritten reports whether the session (which may be nil) has written.
+func (s *session) hasWritten() bool {
+	if s == nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.wroteAt.IsZero()
+}
