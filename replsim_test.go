@@ -56,7 +56,7 @@ type simConn struct {
 	name string
 }
 
-func (c *simConn) primary() bool                        { return strings.HasSuffix(c.name, "/p") }
+func (c *simConn) primary() bool                       { return strings.HasSuffix(c.name, "/p") }
 func (c *simConn) Prepare(string) (driver.Stmt, error) { return nil, driver.ErrSkip }
 func (c *simConn) Begin() (driver.Tx, error)           { return simTx{}, nil }
 func (c *simConn) Close() error                        { return nil }
