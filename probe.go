@@ -32,11 +32,6 @@ func (n *node) probe(conn *driver.Conn, fresh bool) (time.Duration, error) {
 	// after a timeout the goroutine owns it and closes it.
 	ctx, cancel := context.WithTimeout(context.Background(), n.c.cfg.ProbeTimeout)
 	defer cancel()
-	// st, stErr and stAt are, like got, the goroutine's until await
-	// returns its result.
-	var st replication.Status
-	var stErr error
-	var stAt, probed time.Time
 	got, err := await(&n.c.bg, ctx, func() (driver.Conn, error) {
 		c := reuse
 		if c == nil {
@@ -45,13 +40,7 @@ func (n *node) probe(conn *driver.Conn, fresh bool) (time.Duration, error) {
 				return nil, err
 			}
 		}
-		if err := runProbe(ctx, c, n.c.cfg.ProbeQuery); err != nil {
-			return c, err
-		}
-		probed = time.Now()
-		st, stErr = n.readStatus(ctx, c)
-		stAt = time.Now()
-		return c, nil
+		return c, runProbe(ctx, c, n.c.cfg.ProbeQuery)
 	}, func(c driver.Conn, _ error) {
 		if c != nil {
 			c.Close()
@@ -66,10 +55,40 @@ func (n *node) probe(conn *driver.Conn, fresh bool) (time.Duration, error) {
 		}
 		return 0, fmt.Errorf("probe: %w", err)
 	}
-	*conn = got
-	lat := probed.Sub(start)
-	n.observe(stAt, st, stErr)
+	lat := time.Since(start)
+	if n.status(got) {
+		*conn = got
+	}
 	return lat, nil
+}
+
+// status reads the node's role and replication position on conn, which
+// has just answered the probe, and records them (observe). It has its own
+// probe_timeout, and its failure never trips the node: only probe_query
+// decides availability. It reports whether conn may be kept: after a
+// timeout, the call is abandoned and conn closed when the driver lets go.
+func (n *node) status(conn driver.Conn) (keep bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), n.c.cfg.ProbeTimeout)
+	defer cancel()
+	type result struct {
+		st replication.Status
+		at time.Time
+	}
+	r, err := await(&n.c.bg, ctx, func() (result, error) {
+		st, err := n.readStatus(ctx, conn)
+		return result{st, time.Now()}, err
+	}, func(result, error) { conn.Close() })
+	switch {
+	case err == errAbandoned:
+		n.observe(time.Now(), replication.Status{}, fmt.Errorf("status query: timed out after %s", n.c.cfg.ProbeTimeout))
+		return false
+	case health.IsConnError(err):
+		n.observe(time.Now(), replication.Status{}, err)
+		conn.Close()
+		return false
+	}
+	n.observe(r.at, r.st, err)
+	return true
 }
 
 func runProbe(ctx context.Context, c driver.Conn, query string) error {

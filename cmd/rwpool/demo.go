@@ -499,6 +499,16 @@ func (d *demo) drawFrame(elapsed time.Duration, prev map[string]uint64) {
 
 // describeEvent is one line for a node transition.
 func describeEvent(e rwpool.Event) string {
+	switch {
+	case e.Kind == rwpool.RoleChanged && e.Cause != nil:
+		return fmt.Sprintf("%s (%s) -> UNEXPECTED ROLE: %s", e.Node, e.Role, oneLine(e.Cause.Error()))
+	case e.Kind == rwpool.RoleChanged:
+		return fmt.Sprintf("%s (%s) -> reports its configured role again", e.Node, e.Role)
+	case e.To == rwpool.Lagging:
+		return fmt.Sprintf("%s (%s) -> LAGGING, out of reads: %s", e.Node, e.Role, oneLine(fmt.Sprint(e.Cause)))
+	case e.From == rwpool.Lagging && e.To == rwpool.Available:
+		return fmt.Sprintf("%s (%s) -> caught up, back in reads", e.Node, e.Role)
+	}
 	if e.To == health.Unavailable {
 		cause := "unknown cause"
 		if e.Cause != nil {

@@ -321,6 +321,16 @@ func (i *interceptor) Priority() int { return 0 }
 
 func (i *interceptor) Query(ctx context.Context, chain server.Chain, c *mysql.Conn, query string,
 	callback func(*sqltypes.Result, bool) error) error {
+	// The engine's system variables are one set per process, shared by
+	// the three servers: each answers @@read_only for its own role, as a
+	// real replica with read_only=ON would (rwpool's role check asks).
+	if strings.Contains(query, "@@read_only") {
+		ro := "0"
+		if i.s.role != "primary" {
+			ro = "1"
+		}
+		query = strings.ReplaceAll(query, "@@read_only", ro)
+	}
 	if !changesData(query) {
 		return chain.ComQuery(ctx, c, query, callback)
 	}

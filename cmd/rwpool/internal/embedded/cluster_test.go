@@ -141,3 +141,18 @@ func TestWaitQuiet(t *testing.T) {
 		t.Errorf("logged %d, behind %d and %d", c.Logged(), c.Behind("replica1"), c.Behind("replica2"))
 	}
 }
+
+// TestReadOnlyVariable: each server answers @@read_only for its own role,
+// though the engine's system variables are shared by the process.
+func TestReadOnlyVariable(t *testing.T) {
+	c := start(t, Options{Replicas: 1})
+	for i, db := range []*sql.DB{open(t, c.Primary), open(t, c.Replicas[0])} {
+		var ro int
+		if err := db.QueryRow("SELECT @@read_only").Scan(&ro); err != nil {
+			t.Fatal(err)
+		}
+		if want := i; ro != want {
+			t.Errorf("server %d: @@read_only = %d, want %d", i, ro, want)
+		}
+	}
+}
