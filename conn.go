@@ -148,7 +148,10 @@ func (vc *conn) read(ctx context.Context, o ctxOpts, d routing.Decision, call fu
 	var lastErr error
 	var failed *node // the node whose failed read the next attempt replays
 	replays, behind := 0, 0
-	plan := vc.c.planRead(ctx, o.session)
+	var plan readPlan
+	if !o.primary {
+		plan = vc.c.planRead(ctx, o.session)
+	}
 	for {
 		n, why, err := vc.c.routeRead(o.primary || plan.primary, tried, behind > 0)
 		if err != nil {
@@ -489,14 +492,18 @@ func (vc *conn) Close() error {
 }
 
 // sessionWrote records a write of session s that just ran on the lease's
-// pin. If reading its position broke the pin, the lease ends: the write
-// itself succeeded and is not failed for it.
+// pin. The write succeeded and is not failed if reading its position then
+// broke the connection; but the lease's session (LAST_INSERT_ID, SET, …)
+// is gone with it, so the lease is marked broken: its next statement gets
+// driver.ErrBadConn instead of silently running elsewhere.
 func (vc *conn) sessionWrote(ctx context.Context, s *session) {
-	if err := vc.c.wrote(ctx, s, vc.pin); err != nil {
-		if err == errAbandoned {
-			vc.pin, vc.pinNode, vc.broken = nil, nil, true
-			return
-		}
+	err := vc.c.wrote(ctx, s, vc.pin)
+	switch {
+	case err == nil:
+	case err == errAbandoned:
+		vc.pin, vc.pinNode, vc.broken = nil, nil, true
+	default:
 		vc.unpin(true)
+		vc.broken = true
 	}
 }
