@@ -71,3 +71,22 @@ func BenchmarkPick(b *testing.B) {
 		}
 	}
 }
+
+func TestPickSkipsLagging(t *testing.T) {
+	rs := newReplicas(1, 1)
+	p := NewPicker(rs)
+	rs[0].Node.SetLagging(true, nil)
+	for range 1000 {
+		if got := p.Pick(nil); got != 1 {
+			t.Fatalf("Pick = %d, want 1: replica 0 is lagging", got)
+		}
+	}
+	rs[0].Node.SetLagging(false, nil)
+	seen := map[int]bool{}
+	for range 1000 {
+		seen[p.Pick(nil)] = true
+	}
+	if !seen[0] {
+		t.Fatal("replica 0 never picked after it caught up")
+	}
+}
