@@ -85,7 +85,7 @@ const (
 	// {fallback}.
 	MetricFallbacks = "rwpool.fallbacks"
 	// MetricNodeAvailable is 1 while routing may choose a node, 0 while it
-	// is unavailable; Int64ObservableGauge, no unit.
+	// is unavailable or lagging; Int64ObservableGauge, no unit.
 	MetricNodeAvailable = "rwpool.node.available"
 	// MetricNodeProbeLatency is the latency of a node's last successful
 	// health probe (0 before the first); Float64ObservableGauge, unit s.
@@ -200,7 +200,7 @@ func register(stats func() (rwpool.Snapshot, error), mp metric.MeterProvider, op
 		trips     = counter(MetricNodeTrips, "{trip}", "Times the node became unavailable.")
 		replays   = counter(MetricReplays, "{replay}", "Reads that failed on the node and were replayed on another node.")
 		fallbacks = counter(MetricFallbacks, "{fallback}", "Reads served by the node (the primary) because no replica was available.")
-		available = i64(m.Int64ObservableGauge(MetricNodeAvailable, metric.WithDescription("1 if routing may choose the node, 0 while it is unavailable.")))
+		available = i64(m.Int64ObservableGauge(MetricNodeAvailable, metric.WithDescription("1 if routing may choose the node, 0 while it is unavailable or lagging.")))
 		probe     = f64(m.Float64ObservableGauge(MetricNodeProbeLatency, metric.WithUnit("s"), metric.WithDescription("Latency of the node's last successful health probe (0 before the first).")))
 		lag       = f64(m.Float64ObservableGauge(MetricReplicationLag, metric.WithUnit("s"), metric.WithDescription("Replication lag of the replica behind the primary, as last measured (not observed until measured, nor for the primary).")))
 		mismatch  = i64(m.Int64ObservableGauge(MetricNodeRoleMismatch, metric.WithDescription("1 if the node reports a role its configuration does not expect (a writable replica or a read-only primary), else 0.")))

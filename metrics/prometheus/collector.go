@@ -139,7 +139,7 @@ func newCollector(stats func() (rwpool.Snapshot, error), opts []Option) (*collec
 		trips:          desc("node_trips_total", "Times the node became unavailable."),
 		replays:        desc("replays_total", "Reads that failed on the node and were replayed on another node."),
 		fallbacks:      desc("fallbacks_total", "Reads served by the node (the primary) because no replica was available."),
-		available:      desc("node_available", "1 if routing may choose the node, 0 while it is unavailable."),
+		available:      desc("node_available", "1 if routing may choose the node, 0 while it is unavailable or lagging."),
 		probeLatency:   desc("node_probe_latency_seconds", "Latency of the node's last successful health probe, in seconds (0 before the first)."),
 		replicationLag: desc("replication_lag_seconds", "Replication lag of the replica behind the primary, in seconds, as last measured (no series until measured, none for the primary)."),
 		roleMismatch:   desc("node_role_mismatch", "1 if the node reports a role its configuration does not expect (a writable replica or a read-only primary), else 0."),

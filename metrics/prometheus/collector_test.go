@@ -224,7 +224,7 @@ rwpool_connections_open{node="replica2",role="replica"} 0
 rwpool_fallbacks_total{node="primary",role="primary"} 1
 rwpool_fallbacks_total{node="replica1",role="replica"} 0
 rwpool_fallbacks_total{node="replica2",role="replica"} 0
-# HELP rwpool_node_available 1 if routing may choose the node, 0 while it is unavailable.
+# HELP rwpool_node_available 1 if routing may choose the node, 0 while it is unavailable or lagging.
 # TYPE rwpool_node_available gauge
 rwpool_node_available{node="primary",role="primary"} 1
 rwpool_node_available{node="replica1",role="replica"} 1
@@ -499,7 +499,7 @@ func TestCollectorReplication(t *testing.T) {
 	// lag is the standby's own replay age, 42 s; replica2 has the
 	// primary's newest position: lag 0.
 	err := testutil.GatherAndCompare(reg, strings.NewReader(`
-# HELP rwpool_node_available 1 if routing may choose the node, 0 while it is unavailable.
+# HELP rwpool_node_available 1 if routing may choose the node, 0 while it is unavailable or lagging.
 # TYPE rwpool_node_available gauge
 rwpool_node_available{node="primary",role="primary"} 1
 rwpool_node_available{node="replica1",role="replica"} 0
