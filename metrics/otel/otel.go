@@ -11,8 +11,8 @@
 //	if err != nil { ... }
 //	defer reg.Unregister()
 //
-// The instruments (names, kinds and units) are listed in the README of the
-// metrics directory and in the constants of this package. Node DSNs, the
+// The instruments (names, kinds and units) are listed in the rwpool
+// README ("Metric names") and in the constants of this package. Node DSNs, the
 // text of a node's last error, replication positions and status query
 // errors are never reported. MetricReplicationLag is observed only for
 // nodes whose lag is known.
