@@ -19,11 +19,17 @@ import (
 //	  "trips": 0, "probe_latency_seconds": 0.0004, "max_open": 100,
 //	  "open": 3, "idle": 2, "in_use": 1, "waiting": 0, "served": 1234,
 //	  "errors": 0, "wait_count": 0, "wait_seconds": 0, "replays": 0,
-//	  "fallbacks": 0}, …]}
+//	  "fallbacks": 0, "lag_known": false, "position": "0/3000148",
+//	  "reports": "writable", "role_mismatch": false},
+//	 {"name": "replica1", …, "lag_seconds": 0.25, "lag_known": true, …}]}
 //
 // "unavailable_since" appears while a node is unavailable and "last_error"
 // once it has tripped; the latter is the node's LastError, in which node
-// DSNs are redacted, as everywhere in rwpool. Nodes appear by name; their
+// DSNs are redacted, as everywhere in rwpool. "lag_seconds" appears only
+// while a lag is known ("lag_known"; never for the primary);
+// "status_error" only while the last status query failed. "position" and
+// "reports" are "" until the health checker has read a status (and always
+// for drivers without replication positions). Nodes appear by name; their
 // DSNs are never shown.
 //
 // It returns an error wrapping ErrNotRWPool when db was not opened with
@@ -102,6 +108,12 @@ type expvarNode struct {
 	WaitSeconds         float64   `json:"wait_seconds"`
 	Replays             uint64    `json:"replays"`
 	Fallbacks           uint64    `json:"fallbacks"`
+	LagSeconds          *float64  `json:"lag_seconds,omitempty"`
+	LagKnown            bool      `json:"lag_known"`
+	Position            string    `json:"position"`
+	Reports             string    `json:"reports"`
+	RoleMismatch        bool      `json:"role_mismatch"`
+	StatusError         string    `json:"status_error,omitempty"`
 }
 
 func newExpvarSnapshot(s Snapshot) expvarSnapshot {
@@ -129,6 +141,15 @@ func newExpvarSnapshot(s Snapshot) expvarSnapshot {
 			WaitSeconds:         n.WaitDuration.Seconds(),
 			Replays:             n.Replays,
 			Fallbacks:           n.Fallbacks,
+			LagKnown:            n.LagKnown,
+			Position:            n.Position,
+			Reports:             n.Reports,
+			RoleMismatch:        n.RoleMismatch,
+			StatusError:         n.StatusError,
+		}
+		if n.LagKnown {
+			lag := n.Lag.Seconds()
+			out.Nodes[i].LagSeconds = &lag
 		}
 	}
 	return out

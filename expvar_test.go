@@ -40,6 +40,12 @@ type expvarJSON struct {
 		WaitSeconds         float64    `json:"wait_seconds"`
 		Replays             uint64     `json:"replays"`
 		Fallbacks           uint64     `json:"fallbacks"`
+		LagSeconds          *float64   `json:"lag_seconds"`
+		LagKnown            bool       `json:"lag_known"`
+		Position            string     `json:"position"`
+		Reports             string     `json:"reports"`
+		RoleMismatch        bool       `json:"role_mismatch"`
+		StatusError         string     `json:"status_error"`
 	} `json:"nodes"`
 }
 
@@ -101,8 +107,21 @@ func TestPublishExpvar(t *testing.T) {
 		r.Open != 1 || r.Idle != 1 || r.InUse != 0 || p.Errors != 0 || p.Trips != 0 || p.LastError != "" {
 		t.Fatalf("values:\n%s", raw)
 	}
-	if strings.Contains(raw, "last_error") || strings.Contains(raw, "unavailable_since") {
+	if strings.Contains(raw, "last_error") || strings.Contains(raw, "unavailable_since") ||
+		strings.Contains(raw, "lag_seconds") || strings.Contains(raw, "status_error") {
 		t.Errorf("empty optional fields rendered:\n%s", raw)
+	}
+	// With breaker=off (and sqlmock, which has no positions) no status is
+	// read: no lag, no position, no reported role.
+	for _, n := range got.Nodes {
+		if n.LagSeconds != nil || n.LagKnown || n.Position != "" || n.Reports != "" || n.RoleMismatch {
+			t.Errorf("replication fields of %s without a status:\n%s", n.Name, raw)
+		}
+	}
+	for _, key := range []string{`"lag_known":false`, `"position":""`, `"reports":""`, `"role_mismatch":false`} {
+		if strings.Count(raw, key) != 2 {
+			t.Errorf("%s not rendered for both nodes:\n%s", key, raw)
+		}
 	}
 
 	// Publishing a name twice is an error, not expvar's panic.
@@ -127,6 +146,53 @@ func TestPublishExpvar(t *testing.T) {
 	}
 	if s, err := rwpool.Stats(mc.db); err != nil || len(s.Nodes) != 2 {
 		t.Fatalf("Stats after Close: %v, %v", s, err)
+	}
+}
+
+// TestPublishExpvarReplication: over the simulated PostgreSQL cluster the
+// health checker reads every node's status; the replicas' lag, every
+// position and every reported role are shown, and a replica that reports
+// writable is flagged.
+func TestPublishExpvarReplication(t *testing.T) {
+	cl := t.Name()
+	// The primary has written up to 0/300 before the first status, the
+	// replica applied up to 0/100: every lag measured is a lower bound
+	// since the primary's first sample.
+	sim.mu.Lock()
+	sim.lsn[cl+"/p"] = 0x300
+	sim.mu.Unlock()
+	sim.setApplied(cl+"/r1", 0x100)
+	db, err := sql.Open("rwpool", fmt.Sprintf(
+		"driver=rwpool-test-postgres-sim;primary=%[1]s/p;replica=%[1]s/r1;check_interval=10ms", cl))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	name := expvarName(t)
+	if err := rwpool.PublishExpvar(name, db); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, raw := readExpvar(t, name)
+		p, r := got.Nodes[0], got.Nodes[1]
+		if r.LagKnown && p.Position != "" {
+			if p.LagSeconds != nil || p.LagKnown || p.Reports != "writable" || p.RoleMismatch || p.StatusError != "" {
+				t.Errorf("primary:\n%s", raw)
+			}
+			if r.LagSeconds == nil || *r.LagSeconds < 0 || *r.LagSeconds > 10 ||
+				r.Position != "0/100" || r.Reports != "read-only" || r.RoleMismatch || r.StatusError != "" {
+				t.Errorf("replica:\n%s", raw)
+			}
+			if strings.Count(raw, "lag_seconds") != 1 {
+				t.Errorf("lag_seconds not rendered once (for the replica only):\n%s", raw)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no status read:\n%s", raw)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 

@@ -26,10 +26,26 @@ import (
 // "replica", so it is replayed from replica to replica and ends on the
 // primary. Dial errors echo the DSN, as real drivers may, so the tests can
 // check that it reaches no metric.
+//
+// A Driver registered under a name containing "postgres" is taken by
+// rwpool for PostgreSQL: its health checker then sends every node the
+// PostgreSQL status query after the probe, which a node answers as
+// SetStatus says (and, without a status set, with the usual one-column
+// row, which rwpool rejects as a status error).
 type Driver struct {
-	name string
-	mu   sync.Mutex
-	down map[string]bool
+	name   string
+	mu     sync.Mutex
+	down   map[string]bool
+	status map[string]Status
+}
+
+// Status is a node's answer to rwpool's PostgreSQL status query
+// (pg_is_in_recovery() OR transaction_read_only, the applied or written
+// LSN, the age of the last replayed commit).
+type Status struct {
+	ReadOnly  bool    // in recovery or read-only: what a replica reports
+	LSN       string  // the node's position, such as "0/1000"
+	ReplayAge float64 // seconds since the last replayed commit; -1 for none (a primary)
 }
 
 const (
@@ -43,7 +59,7 @@ const (
 
 // Register registers a new fake driver under name and returns it.
 func Register(name string) *Driver {
-	d := &Driver{name: name, down: map[string]bool{}}
+	d := &Driver{name: name, down: map[string]bool{}, status: map[string]Status{}}
 	sql.Register(name, d)
 	return d
 }
@@ -53,6 +69,21 @@ func (d *Driver) SetDown(dsn string, down bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.down[dsn] = down
+}
+
+// SetStatus makes the node with DSN dsn answer rwpool's status query with
+// st. Only a Driver whose name contains "postgres" is asked.
+func (d *Driver) SetStatus(dsn string, st Status) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.status[dsn] = st
+}
+
+func (d *Driver) statusOf(dsn string) (Status, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	st, ok := d.status[dsn]
+	return st, ok
 }
 
 func (d *Driver) isDown(dsn string) bool {
@@ -91,7 +122,12 @@ func (c *fakeConn) QueryContext(_ context.Context, query string, _ []driver.Name
 	if err := c.fail(query); err != nil {
 		return nil, err
 	}
-	return &fakeRows{}, nil
+	if strings.Contains(query, "pg_is_in_recovery()") {
+		if st, ok := c.d.statusOf(c.dsn); ok {
+			return &fakeRows{cols: []string{"ro", "pos", "age"}, row: []driver.Value{st.ReadOnly, st.LSN, st.ReplayAge}}, nil
+		}
+	}
+	return &fakeRows{cols: []string{"n"}, row: []driver.Value{int64(1)}}, nil
 }
 
 func (c *fakeConn) ExecContext(_ context.Context, query string, _ []driver.NamedValue) (driver.Result, error) {
@@ -106,16 +142,20 @@ type fakeTx struct{}
 func (fakeTx) Commit() error   { return nil }
 func (fakeTx) Rollback() error { return nil }
 
-type fakeRows struct{ done bool }
+type fakeRows struct {
+	cols []string
+	row  []driver.Value
+	done bool
+}
 
-func (r *fakeRows) Columns() []string { return []string{"n"} }
+func (r *fakeRows) Columns() []string { return r.cols }
 func (r *fakeRows) Close() error      { return nil }
 func (r *fakeRows) Next(dest []driver.Value) error {
 	if r.done {
 		return io.EOF
 	}
 	r.done = true
-	dest[0] = int64(1)
+	copy(dest, r.row)
 	return nil
 }
 
@@ -146,9 +186,12 @@ func NewCluster(t *testing.T, d *Driver, extra string) *Cluster {
 	}
 	t.Cleanup(func() {
 		db.Close()
+		d.mu.Lock()
 		for _, n := range []string{c.Primary, c.Rep1, c.Rep2} {
-			d.SetDown(n, false)
+			delete(d.down, n)
+			delete(d.status, n)
 		}
+		d.mu.Unlock()
 	})
 	c.DB = db
 	return c

@@ -11,9 +11,11 @@
 //	if err != nil { ... }
 //	defer reg.Unregister()
 //
-// The instruments (names, kinds and units) are listed in the README of the
-// metrics directory and in the constants of this package. Node DSNs and the
-// text of a node's last error are never reported.
+// The instruments (names, kinds and units) are listed in the rwpool
+// README ("Metric names") and in the constants of this package. Node DSNs, the
+// text of a node's last error, replication positions and status query
+// errors are never reported. MetricReplicationLag is observed only for
+// nodes whose lag is known.
 //
 // To report several rwpool databases through one MeterProvider, tell them
 // apart with WithAttributes (for instance attribute.String("db", "orders")):
@@ -83,11 +85,25 @@ const (
 	// {fallback}.
 	MetricFallbacks = "rwpool.fallbacks"
 	// MetricNodeAvailable is 1 while routing may choose a node, 0 while it
-	// is unavailable; Int64ObservableGauge, no unit.
+	// is unavailable or lagging; Int64ObservableGauge, no unit.
 	MetricNodeAvailable = "rwpool.node.available"
 	// MetricNodeProbeLatency is the latency of a node's last successful
 	// health probe (0 before the first); Float64ObservableGauge, unit s.
 	MetricNodeProbeLatency = "rwpool.node.probe.latency"
+	// MetricReplicationLag is how far a replica is behind the primary, as
+	// the health checker last measured it; Float64ObservableGauge, unit s.
+	// It is observed only for nodes whose lag is known
+	// (rwpool.NodeStats.LagKnown): never for the primary, nor for drivers
+	// without replication positions or a replica not yet measured.
+	MetricReplicationLag = "rwpool.replication.lag"
+	// MetricNodeRoleMismatch is 1 while a node reports a role its
+	// configuration does not expect (a writable replica or a read-only
+	// primary), else 0; Int64ObservableGauge, no unit.
+	MetricNodeRoleMismatch = "rwpool.node.role_mismatch"
+	// MetricNodeLagging is 1 while a replica is out of reads because its
+	// lag exceeds max_lag (state "lagging"), else 0; Int64ObservableGauge,
+	// no unit.
+	MetricNodeLagging = "rwpool.node.lagging"
 )
 
 // Attribute keys of every observation.
@@ -184,8 +200,11 @@ func register(stats func() (rwpool.Snapshot, error), mp metric.MeterProvider, op
 		trips     = counter(MetricNodeTrips, "{trip}", "Times the node became unavailable.")
 		replays   = counter(MetricReplays, "{replay}", "Reads that failed on the node and were replayed on another node.")
 		fallbacks = counter(MetricFallbacks, "{fallback}", "Reads served by the node (the primary) because no replica was available.")
-		available = i64(m.Int64ObservableGauge(MetricNodeAvailable, metric.WithDescription("1 if routing may choose the node, 0 while it is unavailable.")))
+		available = i64(m.Int64ObservableGauge(MetricNodeAvailable, metric.WithDescription("1 if routing may choose the node, 0 while it is unavailable or lagging.")))
 		probe     = f64(m.Float64ObservableGauge(MetricNodeProbeLatency, metric.WithUnit("s"), metric.WithDescription("Latency of the node's last successful health probe (0 before the first).")))
+		lag       = f64(m.Float64ObservableGauge(MetricReplicationLag, metric.WithUnit("s"), metric.WithDescription("Replication lag of the replica behind the primary, as last measured (not observed until measured, nor for the primary).")))
+		mismatch  = i64(m.Int64ObservableGauge(MetricNodeRoleMismatch, metric.WithDescription("1 if the node reports a role its configuration does not expect (a writable replica or a read-only primary), else 0.")))
+		lagging   = i64(m.Int64ObservableGauge(MetricNodeLagging, metric.WithDescription("1 while the replica is out of reads because its replication lag exceeds max_lag, else 0.")))
 	)
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("rwotel: %w", err)
@@ -231,9 +250,15 @@ func register(stats func() (rwpool.Snapshot, error), mp metric.MeterProvider, op
 			o.ObserveInt64(fallbacks, clampInt64(n.Fallbacks), a)
 			o.ObserveInt64(available, boolInt64(n.Available), a)
 			o.ObserveFloat64(probe, n.ProbeLatency.Seconds(), a)
+			if n.LagKnown {
+				o.ObserveFloat64(lag, n.Lag.Seconds(), a)
+			}
+			o.ObserveInt64(mismatch, boolInt64(n.RoleMismatch), a)
+			o.ObserveInt64(lagging, boolInt64(n.State == rwpool.Lagging.String()), a)
 		}
 		return nil
-	}, open, idle, inUse, maxOpen, waiters, waits, waitTime, served, stmtErrs, trips, replays, fallbacks, available, probe)
+	}, open, idle, inUse, maxOpen, waiters, waits, waitTime, served, stmtErrs, trips, replays, fallbacks, available, probe,
+		lag, mismatch, lagging)
 	if err != nil {
 		return nil, fmt.Errorf("rwotel: %w", err)
 	}

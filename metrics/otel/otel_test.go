@@ -19,6 +19,7 @@ import (
 
 	"github.com/rwpool/rwpool"
 	"github.com/rwpool/rwpool/dsn"
+	"github.com/rwpool/rwpool/internal/metricstest"
 	rwotel "github.com/rwpool/rwpool/metrics/otel"
 )
 
@@ -54,6 +55,9 @@ var instruments = map[string]struct {
 	rwotel.MetricFallbacks:        {counter, "{fallback}"},
 	rwotel.MetricNodeAvailable:    {gauge, ""},
 	rwotel.MetricNodeProbeLatency: {gauge, "s"},
+	rwotel.MetricReplicationLag:   {gauge, "s"},
+	rwotel.MetricNodeRoleMismatch: {gauge, ""},
+	rwotel.MetricNodeLagging:      {gauge, ""},
 }
 
 // collected is one collection: metric name → series key → value, where
@@ -277,6 +281,10 @@ func TestRegisterReportsSnapshot(t *testing.T) {
 		rwotel.MetricReplays:          series(0, 1, 1),
 		rwotel.MetricFallbacks:        series(1, 0, 0),
 		rwotel.MetricNodeAvailable:    series(1, 1, 0),
+		rwotel.MetricNodeRoleMismatch: series(0, 0, 0),
+		rwotel.MetricNodeLagging:      series(0, 0, 0),
+		// No rwpool.replication.lag: the fake driver has no replication
+		// positions, so no lag is known and none is observed.
 	}
 	for _, name := range slices.Sorted(maps.Keys(want)) {
 		if !maps.Equal(all[name], want[name]) {
@@ -285,6 +293,9 @@ func TestRegisterReportsSnapshot(t *testing.T) {
 	}
 	if len(all) != len(want) {
 		t.Errorf("%d metrics, want %d", len(all), len(want))
+	}
+	if lag, ok := all[rwotel.MetricReplicationLag]; ok {
+		t.Errorf("%s observed with no lag known: %v", rwotel.MetricReplicationLag, lag)
 	}
 	if t.Failed() {
 		s, _ := rwpool.Stats(c.DB)
@@ -450,5 +461,57 @@ func TestConcurrentCollections(t *testing.T) {
 	rd := &reader{t: t, r: ra, mp: mp}
 	if got := rd.collect()[rwotel.MetricStatementsServed][r1]; got != 200 {
 		t.Fatalf("served by replica1 = %g, want 200", got)
+	}
+}
+
+// TestRegisterReplication: over a fake PostgreSQL whose replica1 replays
+// 42 s behind and whose replica2 reports writable, the lag of both
+// replicas is observed (not the primary's, which is never known),
+// replica1 is lagging (max_lag=10s) and replica2's role is flagged; no
+// position nor status error text is reported.
+func TestRegisterReplication(t *testing.T) {
+	pgFake.SetStatus(nodeDSN(t, "primary"), metricstest.Status{LSN: "0/2000", ReplayAge: -1})
+	pgFake.SetStatus(nodeDSN(t, "replica1"), metricstest.Status{ReadOnly: true, LSN: "0/1000", ReplayAge: 42})
+	pgFake.SetStatus(nodeDSN(t, "replica2"), metricstest.Status{LSN: "0/2000", ReplayAge: -1})
+	c := metricstest.NewCluster(t, pgFake, "check_interval=10ms;max_lag=10s")
+	rd := newReader(t)
+	reg := register(t, c.DB, rd.mp)
+	defer reg.Unregister()
+	waitFor(t, c.DB, "replica1 lagging, replica2's lag known and its role flagged", func(s rwpool.Snapshot) bool {
+		return s.Nodes[1].State == "lagging" && s.Nodes[2].LagKnown && s.Nodes[2].RoleMismatch
+	})
+	all := rd.collect()
+	// replica1 is behind every sample of the primary's history, so its
+	// lag is the standby's own replay age, 42 s; replica2 has the
+	// primary's newest position: lag 0.
+	for name, want := range map[string]map[string]float64{
+		rwotel.MetricReplicationLag:   {r1: 42, r2: 0},
+		rwotel.MetricNodeRoleMismatch: {p: 0, r1: 0, r2: 1},
+		rwotel.MetricNodeLagging:      {p: 0, r1: 1, r2: 0},
+		rwotel.MetricNodeAvailable:    {p: 1, r1: 0, r2: 1},
+	} {
+		if !maps.Equal(all[name], want) {
+			t.Errorf("%s = %v, want %v", name, all[name], want)
+		}
+	}
+	if t.Failed() {
+		s, _ := rwpool.Stats(c.DB)
+		t.Logf("snapshot:\n%s", s)
+	}
+
+	// A status that cannot be parsed is a status error; its text, which
+	// quotes the answer, is not reported, nor is any position.
+	pgFake.SetStatus(c.Rep2, metricstest.Status{LSN: "bogus-lsn-4e1d", ReplayAge: -1})
+	waitFor(t, c.DB, "a status error on replica2", func(s rwpool.Snapshot) bool {
+		return strings.Contains(s.Nodes[2].StatusError, "bogus-lsn-4e1d")
+	})
+	text := fmt.Sprintf("%+v", rd.raw())
+	if !strings.Contains(text, "replica1") {
+		t.Fatalf("dump names no node: %s", text)
+	}
+	for _, secret := range []string{"bogus-lsn-4e1d", "0/1000", "0/2000", sentinel, "postgres://"} {
+		if strings.Contains(text, secret) {
+			t.Errorf("metrics contain %q: %s", secret, text)
+		}
 	}
 }

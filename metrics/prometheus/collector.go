@@ -13,8 +13,15 @@
 //	prometheus.MustRegister(c)
 //	http.Handle("/metrics", promhttp.Handler())
 //
-// Node DSNs, and the text of the last error of a node, are never exported:
-// the labels are the node names of the rwpool DSN.
+// Node DSNs, the text of the last error of a node, replication positions
+// and status query errors are never exported: the labels are the node
+// names of the rwpool DSN.
+//
+// rwpool_replication_lag_seconds has a series only for the nodes whose lag
+// is known (rwpool.NodeStats.LagKnown): replicas whose replication status
+// the health checker has read (PostgreSQL, MariaDB and MySQL, with
+// breaker=on). The primary, the replicas of other drivers and a replica
+// not yet measured have none, rather than a misleading 0.
 //
 // To export several rwpool databases from one registry, give each collector
 // a distinct constant label (WithConstLabels), or a distinct namespace;
@@ -76,6 +83,7 @@ type collector struct {
 	served, errors, trips                  *prometheus.Desc
 	replays, fallbacks                     *prometheus.Desc
 	available, probeLatency                *prometheus.Desc
+	replicationLag, roleMismatch, lagging  *prometheus.Desc
 }
 
 // NewCollector returns a collector for db, which must have been opened with
@@ -118,21 +126,24 @@ func newCollector(stats func() (rwpool.Snapshot, error), opts []Option) (*collec
 		return prometheus.NewDesc(prometheus.BuildFQName(cfg.namespace, "", name), help, labels, cfg.constLabels)
 	}
 	col := &collector{
-		stats:        stats,
-		connOpen:     desc("connections_open", "Real connections open to the node: idle, in use and being dialed."),
-		connIdle:     desc("connections_idle", "Real connections idle in the node's pool."),
-		connInUse:    desc("connections_in_use", "Real connections of the node borrowed by statements."),
-		connMax:      desc("connections_max", "Maximum number of real connections open to the node (pool_size)."),
-		waiters:      desc("waiters", "Borrowers waiting now for a connection to the node."),
-		waits:        desc("waits_total", "Borrows from the node's pool that had to wait for a connection."),
-		waitSeconds:  desc("wait_seconds_total", "Total time borrows from the node's pool waited for a connection, in seconds."),
-		served:       desc("statements_served_total", "Statements and transactions routed to the node."),
-		errors:       desc("statement_errors_total", "Statements that failed on the node, including borrows refused because it was unavailable."),
-		trips:        desc("node_trips_total", "Times the node became unavailable."),
-		replays:      desc("replays_total", "Reads that failed on the node and were replayed on another node."),
-		fallbacks:    desc("fallbacks_total", "Reads served by the node (the primary) because no replica was available."),
-		available:    desc("node_available", "1 if routing may choose the node, 0 while it is unavailable."),
-		probeLatency: desc("node_probe_latency_seconds", "Latency of the node's last successful health probe, in seconds (0 before the first)."),
+		stats:          stats,
+		connOpen:       desc("connections_open", "Real connections open to the node: idle, in use and being dialed."),
+		connIdle:       desc("connections_idle", "Real connections idle in the node's pool."),
+		connInUse:      desc("connections_in_use", "Real connections of the node borrowed by statements."),
+		connMax:        desc("connections_max", "Maximum number of real connections open to the node (pool_size)."),
+		waiters:        desc("waiters", "Borrowers waiting now for a connection to the node."),
+		waits:          desc("waits_total", "Borrows from the node's pool that had to wait for a connection."),
+		waitSeconds:    desc("wait_seconds_total", "Total time borrows from the node's pool waited for a connection, in seconds."),
+		served:         desc("statements_served_total", "Statements and transactions routed to the node."),
+		errors:         desc("statement_errors_total", "Statements that failed on the node, including borrows refused because it was unavailable."),
+		trips:          desc("node_trips_total", "Times the node became unavailable."),
+		replays:        desc("replays_total", "Reads that failed on the node and were replayed on another node."),
+		fallbacks:      desc("fallbacks_total", "Reads served by the node (the primary) because no replica was available."),
+		available:      desc("node_available", "1 if routing may choose the node, 0 while it is unavailable or lagging."),
+		probeLatency:   desc("node_probe_latency_seconds", "Latency of the node's last successful health probe, in seconds (0 before the first)."),
+		replicationLag: desc("replication_lag_seconds", "Replication lag of the replica behind the primary, in seconds, as last measured (no series until measured, none for the primary)."),
+		roleMismatch:   desc("node_role_mismatch", "1 if the node reports a role its configuration does not expect (a writable replica or a read-only primary), else 0."),
+		lagging:        desc("node_lagging", "1 while the replica is out of reads because its replication lag exceeds max_lag, else 0."),
 	}
 	// Registering with a throwaway registry reports every invalid name
 	// (bad namespace, bad or reserved constant label) now, as an error,
@@ -150,6 +161,7 @@ func (c *collector) descs() []*prometheus.Desc {
 		c.served, c.errors, c.trips,
 		c.replays, c.fallbacks,
 		c.available, c.probeLatency,
+		c.replicationLag, c.roleMismatch, c.lagging,
 	}
 }
 
@@ -160,7 +172,8 @@ func (c *collector) Describe(ch chan<- *prometheus.Desc) {
 	}
 }
 
-// Collect reads one Snapshot and sends every metric of every node. Should
+// Collect reads one Snapshot and sends every metric of every node (the lag
+// only for nodes whose lag is known). Should
 // the database no longer be found (see rwpool.Stats), it sends nothing, so
 // one lost database does not fail the scrape of a whole registry.
 func (c *collector) Collect(ch chan<- prometheus.Metric) {
@@ -190,6 +203,11 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		send(c.fallbacks, counter, float64(n.Fallbacks))
 		send(c.available, gauge, boolFloat(n.Available))
 		send(c.probeLatency, gauge, n.ProbeLatency.Seconds())
+		if n.LagKnown {
+			send(c.replicationLag, gauge, n.Lag.Seconds())
+		}
+		send(c.roleMismatch, gauge, boolFloat(n.RoleMismatch))
+		send(c.lagging, gauge, boolFloat(n.State == rwpool.Lagging.String()))
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/rwpool/rwpool"
 	"github.com/rwpool/rwpool/dsn"
+	"github.com/rwpool/rwpool/internal/metricstest"
 	rwprom "github.com/rwpool/rwpool/metrics/prometheus"
 )
 
@@ -40,7 +41,18 @@ var metricNames = []string{
 	"rwpool_fallbacks_total",
 	"rwpool_node_available",
 	"rwpool_node_probe_latency_seconds",
+	lagMetric,
+	"rwpool_node_role_mismatch",
+	"rwpool_node_lagging",
 }
+
+// lagMetric has a series only for nodes whose lag is known, which no node
+// of the plain fake ever is (its driver has no replication positions).
+const lagMetric = "rwpool_replication_lag_seconds"
+
+// seriesWithoutLag is the number of series of a 3-node cluster none of
+// whose lags is known.
+var seriesWithoutLag = (len(metricNames) - 1) * 3
 
 func newRegistry(t *testing.T, db *sql.DB, opts ...rwprom.Option) *prometheus.Registry {
 	t.Helper()
@@ -212,11 +224,21 @@ rwpool_connections_open{node="replica2",role="replica"} 0
 rwpool_fallbacks_total{node="primary",role="primary"} 1
 rwpool_fallbacks_total{node="replica1",role="replica"} 0
 rwpool_fallbacks_total{node="replica2",role="replica"} 0
-# HELP rwpool_node_available 1 if routing may choose the node, 0 while it is unavailable.
+# HELP rwpool_node_available 1 if routing may choose the node, 0 while it is unavailable or lagging.
 # TYPE rwpool_node_available gauge
 rwpool_node_available{node="primary",role="primary"} 1
 rwpool_node_available{node="replica1",role="replica"} 1
 rwpool_node_available{node="replica2",role="replica"} 0
+# HELP rwpool_node_lagging 1 while the replica is out of reads because its replication lag exceeds max_lag, else 0.
+# TYPE rwpool_node_lagging gauge
+rwpool_node_lagging{node="primary",role="primary"} 0
+rwpool_node_lagging{node="replica1",role="replica"} 0
+rwpool_node_lagging{node="replica2",role="replica"} 0
+# HELP rwpool_node_role_mismatch 1 if the node reports a role its configuration does not expect (a writable replica or a read-only primary), else 0.
+# TYPE rwpool_node_role_mismatch gauge
+rwpool_node_role_mismatch{node="primary",role="primary"} 0
+rwpool_node_role_mismatch{node="replica1",role="replica"} 0
+rwpool_node_role_mismatch{node="replica2",role="replica"} 0
 # HELP rwpool_node_trips_total Times the node became unavailable.
 # TYPE rwpool_node_trips_total counter
 rwpool_node_trips_total{node="primary",role="primary"} 0
@@ -248,6 +270,8 @@ rwpool_waits_total{node="primary",role="primary"} 1
 rwpool_waits_total{node="replica1",role="replica"} 0
 rwpool_waits_total{node="replica2",role="replica"} 0
 `
+	// The lag is compared too: with no expected series, its absence is
+	// checked (the fake driver has no replication positions).
 	exact := []string{}
 	for _, n := range metricNames {
 		if n != "rwpool_wait_seconds_total" && n != "rwpool_node_probe_latency_seconds" {
@@ -257,11 +281,14 @@ rwpool_waits_total{node="replica2",role="replica"} 0
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), exact...); err != nil {
 		t.Fatalf("%v\nsnapshot:\n%s", err, mustStats(t, c.DB))
 	}
-	if n := testutil.CollectAndCount(mustCollector(t, c.DB)); n != len(metricNames)*3 {
-		t.Errorf("%d series, want %d (%d metrics × 3 nodes)", n, len(metricNames)*3, len(metricNames))
+	if n := testutil.CollectAndCount(mustCollector(t, c.DB)); n != seriesWithoutLag {
+		t.Errorf("%d series, want %d (%d metrics × 3 nodes, no lag)", n, seriesWithoutLag, len(metricNames)-1)
 	}
-	if n, err := testutil.GatherAndCount(reg, metricNames...); err != nil || n != len(metricNames)*3 {
+	if n, err := testutil.GatherAndCount(reg, metricNames...); err != nil || n != seriesWithoutLag {
 		t.Errorf("GatherAndCount = %d, %v", n, err)
+	}
+	if n, err := testutil.GatherAndCount(reg, lagMetric); err != nil || n != 0 {
+		t.Errorf("%d %s series with no lag known (%v), want none", n, lagMetric, err)
 	}
 
 	// replica2's trip cause is a dial error that echoes its DSN: neither the
@@ -326,8 +353,8 @@ shop_statements_served_total{db="orders",node="replica2",role="replica"} 0
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n, _ := testutil.GatherAndCount(reg); n != len(metricNames)*3 {
-		t.Fatalf("%d series, want %d", n, len(metricNames)*3)
+	if n, _ := testutil.GatherAndCount(reg); n != seriesWithoutLag {
+		t.Fatalf("%d series, want %d", n, seriesWithoutLag)
 	}
 
 	for _, l := range []string{"node", "role"} {
@@ -451,5 +478,67 @@ func TestConcurrentScrapes(t *testing.T) {
 	wg.Wait()
 	if got := value(t, reg, "rwpool_statements_served_total", "replica1"); got != 200 {
 		t.Fatalf("served by replica1 = %g, want 200", got)
+	}
+}
+
+// TestCollectorReplication: over a fake PostgreSQL whose replica1 replays
+// 42 s behind and whose replica2 reports writable, the lag of both
+// replicas is exported (not the primary's, which is never known),
+// replica1 is lagging (max_lag=10s) and replica2's role is flagged; no
+// position nor status error text is exported.
+func TestCollectorReplication(t *testing.T) {
+	pgFake.SetStatus(nodeDSN(t, "primary"), metricstest.Status{LSN: "0/2000", ReplayAge: -1})
+	pgFake.SetStatus(nodeDSN(t, "replica1"), metricstest.Status{ReadOnly: true, LSN: "0/1000", ReplayAge: 42})
+	pgFake.SetStatus(nodeDSN(t, "replica2"), metricstest.Status{LSN: "0/2000", ReplayAge: -1})
+	c := metricstest.NewCluster(t, pgFake, "check_interval=10ms;max_lag=10s")
+	reg := newRegistry(t, c.DB)
+	waitFor(t, c.DB, "replica1 lagging, replica2's lag known and its role flagged", func(s rwpool.Snapshot) bool {
+		return s.Nodes[1].State == "lagging" && s.Nodes[2].LagKnown && s.Nodes[2].RoleMismatch
+	})
+	// replica1 is behind every sample of the primary's history, so its
+	// lag is the standby's own replay age, 42 s; replica2 has the
+	// primary's newest position: lag 0.
+	err := testutil.GatherAndCompare(reg, strings.NewReader(`
+# HELP rwpool_node_available 1 if routing may choose the node, 0 while it is unavailable or lagging.
+# TYPE rwpool_node_available gauge
+rwpool_node_available{node="primary",role="primary"} 1
+rwpool_node_available{node="replica1",role="replica"} 0
+rwpool_node_available{node="replica2",role="replica"} 1
+# HELP rwpool_node_lagging 1 while the replica is out of reads because its replication lag exceeds max_lag, else 0.
+# TYPE rwpool_node_lagging gauge
+rwpool_node_lagging{node="primary",role="primary"} 0
+rwpool_node_lagging{node="replica1",role="replica"} 1
+rwpool_node_lagging{node="replica2",role="replica"} 0
+# HELP rwpool_node_role_mismatch 1 if the node reports a role its configuration does not expect (a writable replica or a read-only primary), else 0.
+# TYPE rwpool_node_role_mismatch gauge
+rwpool_node_role_mismatch{node="primary",role="primary"} 0
+rwpool_node_role_mismatch{node="replica1",role="replica"} 0
+rwpool_node_role_mismatch{node="replica2",role="replica"} 1
+# HELP rwpool_replication_lag_seconds Replication lag of the replica behind the primary, in seconds, as last measured (no series until measured, none for the primary).
+# TYPE rwpool_replication_lag_seconds gauge
+rwpool_replication_lag_seconds{node="replica1",role="replica"} 42
+rwpool_replication_lag_seconds{node="replica2",role="replica"} 0
+`), "rwpool_node_available", "rwpool_node_lagging", "rwpool_node_role_mismatch", lagMetric)
+	if err != nil {
+		t.Fatalf("%v\nsnapshot:\n%s", err, mustStats(t, c.DB))
+	}
+	if n, _ := testutil.GatherAndCount(reg); n != len(metricNames)*3-1 {
+		t.Errorf("%d series, want %d (every metric × 3 nodes, but no lag for the primary)", n, len(metricNames)*3-1)
+	}
+
+	// A status that cannot be parsed is a status error; its text, which
+	// quotes the answer, is not exported, nor is any position.
+	pgFake.SetStatus(c.Rep2, metricstest.Status{LSN: "bogus-lsn-4e1d", ReplayAge: -1})
+	waitFor(t, c.DB, "a status error on replica2", func(s rwpool.Snapshot) bool {
+		return strings.Contains(s.Nodes[2].StatusError, "bogus-lsn-4e1d")
+	})
+	text := gatherText(t, reg)
+	for _, secret := range []string{"bogus-lsn-4e1d", "0/1000", "0/2000", sentinel, "postgres://"} {
+		if strings.Contains(text, secret) {
+			t.Errorf("metrics contain %q:\n%s", secret, text)
+		}
+	}
+	if problems, err := testutil.CollectAndLint(mustCollector(t, c.DB)); err != nil || len(problems) != 0 {
+		t.Errorf("lint: %v, %v", problems, err)
 	}
 }

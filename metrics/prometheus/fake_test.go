@@ -19,6 +19,11 @@ const fakeDriverName = "rwprom-test-fake"
 
 var fake = metricstest.Register(fakeDriverName)
 
+// pgFake is the same fake under a name containing "postgres": rwpool sends
+// its nodes the PostgreSQL status query, which they answer as SetStatus
+// says, so that replicas have positions, lags and reported roles.
+var pgFake = metricstest.Register("rwprom-test-postgres-fake")
+
 type cluster = metricstest.Cluster
 
 func newCluster(t *testing.T, extra string) *cluster { return metricstest.NewCluster(t, fake, extra) }
