@@ -98,7 +98,8 @@ var (
 func (n *node) observe(at time.Time, st replication.Status, err error) {
 	if err != nil {
 		if err != errNoFlavor {
-			s := err.Error()
+			// Drivers may echo their DSN in errors: never the password.
+			s := redactErr(err, n.cfg.DSN).Error()
 			n.repl.statusErr.Store(&s)
 		}
 		return

@@ -82,6 +82,9 @@ func (c *Connector) Stats() Snapshot {
 			downSince = h.Since()
 		}
 		lag, lagKnown := h.Lag()
+		if !lagKnown {
+			lag = 0
+		}
 		var reports string
 		if ro, known := h.ReadOnly(); known {
 			reports = "writable"
