@@ -35,35 +35,38 @@ written by 'cluster.sh up', and leaves it running.
      rwpool-2r   rwpool, primary + replica1 + replica2 (with --variants)
      dbresolver  gorm + dbresolver, Sources=primary, Replicas=replica1
      nap         nap.Open(driver, "primary;replica1")
-   Each variant runs for --duration after --warmup (not measured); the
-   variants are interleaved in rounds (A B C D, A B C D, ...) and the table
-   shows the median of the rounds: queries/s, p50 and p99 latency, and
-   allocations per statement (runtime.MemStats.Mallocs over the run divided
-   by the statements: the driver's allocations are included, so the delta
-   against bare is shown too). Then the rwpool/bare ratios, against the
-   targets: throughput >= 0.97 of bare, p99 within 5% of bare.
-2. Faults, for bare (to replica1), rwpool, dbresolver and nap: a steady read
-   load (--fault-goroutines workers, a read every --fault-pace each, each
-   read with its own --fault-timeout context) runs for --fault-steady; then replica1 is killed (cluster.sh
-   kill-node, SIGKILL) or hung (hang-node, SIGSTOP), the load goes on for
-   --fault-window, the fault is undone (start-node / resume-node) and the
-   cluster is waited for (wait-sync, status) before the next variant.
-   Reported: requests failed, requests that took over 1s, and the time
-   until traffic was normal again (defined in the output). rwpool runs with
-   its defaults check_interval=2s, probe_timeout=1s.
+   Each measurement opens the variant afresh (closed afterwards), checks
+   that its reads land on the replica, runs it for --warmup (not
+   measured) and then for --duration. The variants are interleaved in
+   rounds (A B C D, A B C D, ...) and the table shows the median of the
+   rounds: queries/s, p50 and p99 latency, and allocations per statement
+   (runtime.MemStats.Mallocs over the run divided by the statements: the
+   driver's allocations are included, so the delta against bare is shown
+   too). Then the rwpool/bare ratios, against the targets: throughput
+   >= 0.97 of bare, p99 within 5% of bare.
+2. Faults, for bare (to replica1), rwpool, dbresolver and nap: a steady
+   read load (--fault-goroutines workers, a read every --fault-pace each,
+   each read with its own --fault-timeout context) runs for --fault-steady;
+   then replica1 is killed (cluster.sh kill-node, SIGKILL) or hung
+   (hang-node, SIGSTOP), the load goes on for --fault-window, the fault is
+   undone (start-node / resume-node) and the cluster is waited for
+   (status, wait-sync) before the next variant. Reported: reads failed,
+   reads that took over 1s, and the time until traffic was normal again
+   (defined in the output). rwpool runs with its defaults
+   check_interval=2s, probe_timeout=1s.
 3. Memory: bytes per open *sql.Conn (rwpool's are virtual) against the bare
    driver's, and bytes per node of a DSN with many replicas.
 
 Flags:
   --duration D          measured time of each variant in each round (default 3s)
-  --warmup D            unmeasured load before each measurement (default 300ms)
+  --warmup D            unmeasured load before each measurement (default 500ms)
   --rounds N            rounds of interleaved variants; the median is shown (default 3)
   --goroutines LIST     concurrency levels (default 1,8,64)
   --drivers LIST        postgres (lib/pq), mysql (go-sql-driver/mysql) (default postgres,mysql)
   --variants LIST       bare, rwpool, rwpool-2r, dbresolver, nap
                         (default bare,rwpool,dbresolver,nap)
   --faults LIST         kill, hang, or none (default kill,hang)
-  --fault-steady D      load before the fault (default 2s)
+  --fault-steady D      load before the fault (default 1s)
   --fault-window D      load after the fault, before undoing it (default 8s)
   --fault-goroutines N  workers of the fault load (default 8)
   --fault-timeout D     context timeout of each read of the fault load (default 5s)
@@ -150,13 +153,13 @@ func parseBenchFlags(args []string, stdout, stderr io.Writer) (o benchOpts, stat
 	}
 	gor = []string{"1", "8", "64"}
 	fs.DurationVar(&o.duration, "duration", 3*time.Second, "")
-	fs.DurationVar(&o.warmup, "warmup", 300*time.Millisecond, "")
+	fs.DurationVar(&o.warmup, "warmup", 500*time.Millisecond, "")
 	fs.IntVar(&o.rounds, "rounds", 3, "")
 	fs.Var(listFlag{&gor}, "goroutines", "")
 	fs.Var(listFlag{&o.drivers}, "drivers", "")
 	fs.Var(listFlag{&o.variants}, "variants", "")
 	fs.Var(listFlag{&o.faults}, "faults", "")
-	fs.DurationVar(&o.faultSteady, "fault-steady", 2*time.Second, "")
+	fs.DurationVar(&o.faultSteady, "fault-steady", time.Second, "")
 	fs.DurationVar(&o.faultWindow, "fault-window", 8*time.Second, "")
 	fs.IntVar(&o.faultGoroutines, "fault-goroutines", 8, "")
 	fs.DurationVar(&o.faultTimeout, "fault-timeout", 5*time.Second, "")

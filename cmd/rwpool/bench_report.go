@@ -212,8 +212,8 @@ func (r *benchReport) commandLine() string {
 func (r *benchReport) settings() string {
 	o := r.opts
 	return fmt.Sprintf(`Workload: SELECT 1, scanned into an int, with context.Background(), from
-%s goroutines; every variant runs %s (after %s of unmeasured warm-up) per
-round, the variants interleaved (%s), %d rounds; each figure is the
+%s goroutines; every variant is opened afresh for each measurement and
+runs %s (after %s of unmeasured warm-up that fills its pools) per round, the variants interleaved (%s), %d rounds; each figure is the
 median over the rounds. allocs/stmt is runtime.MemStats.Mallocs over the
 run divided by the statements, in-process, so it includes the driver's and
 database/sql's allocations: "allocs vs bare" is the difference. Every pool

@@ -156,24 +156,11 @@ func checkRoute(ctx context.Context, r reader, v string, d benchDriver) error {
 }
 
 // runThroughput measures every variant of o on driver d at every
-// concurrency level, interleaving the variants in rounds.
+// concurrency level, interleaving the variants in rounds. Each measurement
+// opens its variant afresh and closes it afterwards: four variants keeping
+// 64 idle connections each to one replica would exceed PostgreSQL's
+// max_connections.
 func runThroughput(ctx context.Context, o benchOpts, d benchDriver, logf func(string, ...any)) ([]throughputRow, error) {
-	readers := map[string]reader{}
-	defer func() {
-		for _, r := range readers {
-			r.Close()
-		}
-	}()
-	for _, v := range o.variants {
-		r, err := openVariant(v, d)
-		if err != nil {
-			return nil, fmt.Errorf("%s/%s: %w", d.name, v, err)
-		}
-		readers[v] = r
-		if err := checkRoute(ctx, r, v, d); err != nil {
-			return nil, err
-		}
-	}
 	var rows []throughputRow
 	for _, g := range o.goroutines {
 		results := map[string][]loadResult{}
@@ -182,10 +169,10 @@ func runThroughput(ctx context.Context, o benchOpts, d benchDriver, logf func(st
 				if ctx.Err() != nil {
 					return rows, ctx.Err()
 				}
-				if o.warmup > 0 {
-					runLoad(ctx, readers[v], g, o.warmup)
+				res, err := measure(ctx, o, d, v, g)
+				if err != nil {
+					return rows, err
 				}
-				res := runLoad(ctx, readers[v], g, o.duration)
 				results[v] = append(results[v], res)
 				logf("%s g=%d round %d/%d %-10s %8.0f q/s  p50 %-8s p99 %-8s %5.1f allocs/stmt%s",
 					d.name, g, round+1, o.rounds, v, res.qps(), fmtDur(percentile(res.lat, 50)),
@@ -197,6 +184,23 @@ func runThroughput(ctx context.Context, o benchOpts, d benchDriver, logf func(st
 		}
 	}
 	return rows, nil
+}
+
+// measure opens variant v, checks where its reads go, warms it up and
+// measures it at g goroutines.
+func measure(ctx context.Context, o benchOpts, d benchDriver, v string, g int) (loadResult, error) {
+	r, err := openVariant(v, d)
+	if err != nil {
+		return loadResult{}, fmt.Errorf("%s/%s: %w", d.name, v, err)
+	}
+	defer r.Close()
+	if err := checkRoute(ctx, r, v, d); err != nil {
+		return loadResult{}, err
+	}
+	if o.warmup > 0 {
+		runLoad(ctx, r, g, o.warmup)
+	}
+	return runLoad(ctx, r, g, o.duration), nil
 }
 
 func errNote(r loadResult) string {
