@@ -4,6 +4,7 @@
 //	rwpool demo               live demo: embedded primary + 2 replicas, a workload, injected faults
 //	rwpool check DSN          check every node of a composite DSN: reachability, latency, version, role, lag
 //	rwpool route SQL          where rwpool would send a statement, and why
+//	rwpool bench              rwpool vs the bare driver, dbresolver and nap on real clusters
 //
 // From a clone of the repository, with nothing installed but Go:
 //
@@ -51,7 +52,9 @@ Usage:
   rwpool check [flags] DSN       check every node of a composite DSN: reachable,
                                  round trip, version, role (primary/replica), lag
   rwpool route [flags] SQL       where rwpool would send a statement, and why
-  rwpool bench                   reserved: not implemented yet
+  rwpool bench [flags]           rwpool against the bare driver, gorm dbresolver and
+                                 nap on real replicated clusters: throughput, latency,
+                                 allocations, faults, memory
   rwpool help [COMMAND]          this text, or a command's help
 
 Run 'rwpool COMMAND --help' for a command's flags and examples.
@@ -170,19 +173,4 @@ func parseFlags(fs *flag.FlagSet, usage string, args []string, stdout, stderr io
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
-}
-
-const benchUsage = `Usage: rwpool bench
-
-Reserved for a benchmark of rwpool against a cluster. Not implemented yet.
-`
-
-// runBench is the slot of the bench subcommand, which is not written yet.
-func runBench(args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
-		fmt.Fprint(stdout, benchUsage)
-		return exitOK
-	}
-	fmt.Fprintln(stderr, "rwpool bench: not implemented yet")
-	return exitUsage
 }

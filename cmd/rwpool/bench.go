@@ -1,0 +1,322 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+const benchUsage = `Usage: rwpool bench [flags]
+
+Measures rwpool against the bare driver and two other read/write splitters,
+gorm.io/plugin/dbresolver and github.com/tsenart/nap, on the project's real
+replicated clusters (scripts/cluster.sh: a PostgreSQL primary with two
+streaming standbys and a MariaDB primary with two GTID replicas on
+127.0.0.1), through lib/pq and go-sql-driver/mysql.
+
+By default it brings its own clusters up with scripts/cluster.sh (state dir
+/tmp/rwpool-bench, PostgreSQL on 55632-55634, MariaDB on 55506-55508: apart
+from the test clusters) and tears them down at the end, on error and on
+Ctrl-C too. With --env it uses a running cluster described by an env file
+written by 'cluster.sh up', and leaves it running.
+
+1. Throughput: SELECT 1, scanned into an int, from 1, 8 and 64 goroutines
+   through each variant:
+     bare        database/sql straight to replica1
+     rwpool      rwpool, primary + replica1 (every read lands on replica1)
+     rwpool-2r   rwpool, primary + replica1 + replica2 (with --variants)
+     dbresolver  gorm + dbresolver, Sources=primary, Replicas=replica1
+     nap         nap.Open(driver, "primary;replica1")
+   Each measurement opens the variant afresh (closed afterwards), checks
+   that its reads land on the replica, runs it for --warmup (not
+   measured) and then for --duration. The variants are interleaved in
+   rounds (A B C D, A B C D, ...) and the table shows the median of the
+   rounds: queries/s, p50 and p99 latency, and allocations per statement
+   (runtime.MemStats.Mallocs over the run divided by the statements: the
+   driver's allocations are included, so the delta against bare is shown
+   too). Then the rwpool/bare ratios, against the targets: throughput
+   >= 0.97 of bare, p99 within 5% of bare.
+2. Faults, for bare (to replica1), rwpool, dbresolver and nap: a steady
+   read load (--fault-goroutines workers, a read every --fault-pace each,
+   each read with its own --fault-timeout context) runs for --fault-steady;
+   then replica1 is killed (cluster.sh kill-node, SIGKILL) or hung
+   (hang-node, SIGSTOP), the load goes on for --fault-window, the fault is
+   undone (start-node / resume-node) and the cluster is waited for
+   (status, wait-sync) before the next variant. Reported: reads failed,
+   reads that took over 1s, and the time until traffic was normal again
+   (defined in the output). rwpool runs with its defaults
+   check_interval=2s, probe_timeout=1s.
+3. Memory: bytes per open *sql.Conn (rwpool's are virtual) against the bare
+   driver's, and bytes per node of a DSN with many replicas.
+
+Flags:
+  --duration D          measured time of each variant in each round (default 3s)
+  --warmup D            unmeasured load before each measurement (default 500ms)
+  --rounds N            rounds of interleaved variants; the median is shown (default 3)
+  --goroutines LIST     concurrency levels (default 1,8,64)
+  --drivers LIST        postgres (lib/pq), mysql (go-sql-driver/mysql) (default postgres,mysql)
+  --variants LIST       bare, rwpool, rwpool-2r, dbresolver, nap
+                        (default bare,rwpool,dbresolver,nap)
+  --faults LIST         kill, hang, or none (default kill,hang)
+  --fault-steady D      load before the fault (default 1s)
+  --fault-window D      load after the fault, before undoing it (default 8s)
+  --fault-goroutines N  workers of the fault load (default 8)
+  --fault-timeout D     context timeout of each read of the fault load (default 5s)
+  --fault-pace D        each fault worker starts a read every D, or at once after a
+                        slower one (default 10ms; 0: back to back)
+  --no-memory           skip the memory measurements
+  --env FILE            use the running cluster of this env file (from 'cluster.sh up');
+                        nothing is started or stopped
+  --cluster-dir DIR     state dir of the cluster to bring up (default /tmp/rwpool-bench)
+  --pg-port N           PostgreSQL primary port; standbys +1, +2 (default 55632)
+  --my-port N           MariaDB primary port; replicas +1, +2 (default 55506)
+  --cluster-script F    scripts/cluster.sh (default: found from the current directory up)
+  --keep-cluster        leave the cluster it brought up running
+  --markdown FILE       also write the report as Markdown (e.g. BENCHMARKS.md)
+
+A default run takes about 7 minutes on a 2-core machine.
+
+Examples:
+  go run ./cmd/rwpool bench --markdown BENCHMARKS.md     (from a clone of the repository)
+  rwpool bench --duration 1s --rounds 1 --faults none
+  rwpool bench --env /tmp/rwpool-cluster/env --drivers mysql --goroutines 8
+`
+
+// benchOpts are bench's flags.
+type benchOpts struct {
+	duration, warmup time.Duration
+	rounds           int
+	goroutines       []int
+	drivers          []string
+	variants         []string
+	faults           []string
+	faultSteady      time.Duration
+	faultWindow      time.Duration
+	faultGoroutines  int
+	faultTimeout     time.Duration
+	faultPace        time.Duration
+	noMemory         bool
+	envFile          string
+	clusterDir       string
+	pgPort, myPort   int
+	script           string
+	keepCluster      bool
+	markdown         string
+	args             []string // as given, for the command line to reproduce the run
+}
+
+// Everything bench knows how to run.
+var (
+	benchDrivers  = []string{"postgres", "mysql"}
+	benchVariants = []string{"bare", "rwpool", "rwpool-2r", "dbresolver", "nap"}
+	benchFaults   = []string{"kill", "hang"}
+)
+
+// listFlag is a comma-separated list flag.
+type listFlag struct{ v *[]string }
+
+func (l listFlag) String() string {
+	if l.v == nil {
+		return ""
+	}
+	return strings.Join(*l.v, ",")
+}
+
+func (l listFlag) Set(s string) error {
+	*l.v = nil
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			*l.v = append(*l.v, f)
+		}
+	}
+	return nil
+}
+
+// parseBenchFlags parses and checks bench's flags. done is set when the
+// command must stop with status (help, or a usage error already printed).
+func parseBenchFlags(args []string, stdout, stderr io.Writer) (o benchOpts, status int, done bool) {
+	fs := newFlagSet("bench")
+	var gor []string
+	o = benchOpts{
+		drivers:  slices.Clone(benchDrivers),
+		variants: []string{"bare", "rwpool", "dbresolver", "nap"},
+		faults:   slices.Clone(benchFaults),
+		args:     args,
+	}
+	gor = []string{"1", "8", "64"}
+	fs.DurationVar(&o.duration, "duration", 3*time.Second, "")
+	fs.DurationVar(&o.warmup, "warmup", 500*time.Millisecond, "")
+	fs.IntVar(&o.rounds, "rounds", 3, "")
+	fs.Var(listFlag{&gor}, "goroutines", "")
+	fs.Var(listFlag{&o.drivers}, "drivers", "")
+	fs.Var(listFlag{&o.variants}, "variants", "")
+	fs.Var(listFlag{&o.faults}, "faults", "")
+	fs.DurationVar(&o.faultSteady, "fault-steady", time.Second, "")
+	fs.DurationVar(&o.faultWindow, "fault-window", 8*time.Second, "")
+	fs.IntVar(&o.faultGoroutines, "fault-goroutines", 8, "")
+	fs.DurationVar(&o.faultTimeout, "fault-timeout", 5*time.Second, "")
+	fs.DurationVar(&o.faultPace, "fault-pace", 10*time.Millisecond, "")
+	fs.BoolVar(&o.noMemory, "no-memory", false, "")
+	fs.StringVar(&o.envFile, "env", "", "")
+	fs.StringVar(&o.clusterDir, "cluster-dir", "/tmp/rwpool-bench", "")
+	fs.IntVar(&o.pgPort, "pg-port", 55632, "")
+	fs.IntVar(&o.myPort, "my-port", 55506, "")
+	fs.StringVar(&o.script, "cluster-script", "", "")
+	fs.BoolVar(&o.keepCluster, "keep-cluster", false, "")
+	fs.StringVar(&o.markdown, "markdown", "", "")
+	pos, status, done := parseFlags(fs, benchUsage, args, stdout, stderr)
+	if done {
+		return o, status, true
+	}
+	const cmd = "rwpool bench"
+	bad := func(format string, a ...any) (benchOpts, int, bool) {
+		return o, usageErr(stderr, cmd, format, a...), true
+	}
+	if len(pos) > 0 {
+		return bad("unexpected argument %q", pos[0])
+	}
+	for _, g := range gor {
+		n, err := strconv.Atoi(g)
+		if err != nil || n < 1 || n > 1024 {
+			return bad("--goroutines: %q is not a number from 1 to 1024", g)
+		}
+		o.goroutines = append(o.goroutines, n)
+	}
+	if slices.Equal(o.faults, []string{"none"}) {
+		o.faults = nil
+	}
+	for _, c := range []struct {
+		flag      string
+		got, have []string
+	}{{"--drivers", o.drivers, benchDrivers}, {"--variants", o.variants, benchVariants}, {"--faults", o.faults, benchFaults}} {
+		for _, v := range c.got {
+			if !slices.Contains(c.have, v) {
+				return bad("%s: unknown %q (have %s)", c.flag, v, strings.Join(c.have, ", "))
+			}
+		}
+	}
+	switch {
+	case len(o.goroutines) == 0:
+		return bad("--goroutines: no concurrency level given")
+	case len(o.drivers) == 0:
+		return bad("--drivers: no driver given")
+	case len(o.variants) == 0:
+		return bad("--variants: no variant given")
+	case o.duration <= 0:
+		return bad("--duration must be positive")
+	case o.warmup < 0:
+		return bad("--warmup must not be negative")
+	case o.rounds < 1:
+		return bad("--rounds must be at least 1")
+	case o.faultSteady <= 0 || o.faultWindow <= 0 || o.faultTimeout <= 0:
+		return bad("--fault-steady, --fault-window and --fault-timeout must be positive")
+	case o.faultPace < 0:
+		return bad("--fault-pace must not be negative")
+	case o.faultWindow < 2*time.Second && len(o.faults) > 0:
+		return bad("--fault-window must be at least 2s (recovery needs 1s of normal traffic)")
+	case o.faultGoroutines < 1 || o.faultGoroutines > 1024:
+		return bad("--fault-goroutines must be between 1 and 1024, got %d", o.faultGoroutines)
+	case o.pgPort < 1 || o.pgPort > 65533 || o.myPort < 1 || o.myPort > 65533:
+		return bad("--pg-port and --my-port must be ports (the two next ones are used too)")
+	case o.envFile != "" && o.keepCluster:
+		return bad("--keep-cluster has no meaning with --env (nothing is started)")
+	}
+	return o, 0, false
+}
+
+// runBench is the bench subcommand.
+func runBench(args []string, stdout, stderr io.Writer) int {
+	o, status, done := parseBenchFlags(args, stdout, stderr)
+	if done {
+		return status
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := benchMain(ctx, o, stdout); err != nil {
+		fmt.Fprintf(stderr, "rwpool bench: %s\n", oneLine(err.Error()))
+		return exitProblem
+	}
+	return exitOK
+}
+
+// benchMain brings the cluster up (or loads --env), runs every part and
+// prints the report; the cluster it brought up is torn down whatever
+// happens.
+func benchMain(ctx context.Context, o benchOpts, out io.Writer) (err error) {
+	start := time.Now()
+	logf := func(format string, a ...any) {
+		fmt.Fprintf(out, "[bench %6.1fs] %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, a...))
+	}
+	var cl *cluster
+	if o.envFile != "" {
+		if cl, err = loadCluster(o.envFile); err != nil {
+			return err
+		}
+		logf("using the running cluster of %s", o.envFile)
+	} else {
+		script := o.script
+		if script == "" {
+			if script, err = findClusterScript(); err != nil {
+				return err
+			}
+		}
+		logf("bringing the clusters up: %s up (dir %s, PostgreSQL %d-%d, MariaDB %d-%d)",
+			script, o.clusterDir, o.pgPort, o.pgPort+2, o.myPort, o.myPort+2)
+		cl, err = clusterUp(ctx, script, o.clusterDir, o.pgPort, o.myPort)
+		defer func() {
+			if o.keepCluster {
+				logf("--keep-cluster: cluster left running; env file %s/env", o.clusterDir)
+				return
+			}
+			logf("tearing the clusters down")
+			if derr := clusterDown(script, o.clusterDir); derr != nil {
+				err = errors.Join(err, derr)
+			}
+		}()
+		if err != nil {
+			return err
+		}
+	}
+	rep := &benchReport{opts: o, started: start}
+	rep.machine = describeMachine(ctx, cl)
+	for _, drv := range o.drivers {
+		res, err := runThroughput(ctx, o, cl.driver(drv), logf)
+		rep.throughput = append(rep.throughput, res...)
+		if err != nil {
+			return err
+		}
+	}
+	for _, drv := range o.drivers {
+		for _, f := range o.faults {
+			res, err := runFaults(ctx, o, cl, cl.driver(drv), f, logf)
+			rep.faults = append(rep.faults, res...)
+			if err != nil {
+				return err
+			}
+		}
+	}
+	if !o.noMemory {
+		logf("memory")
+		if rep.memory, err = measureMemory(ctx, cl.driver(o.drivers[0])); err != nil {
+			return err
+		}
+	}
+	rep.elapsed = time.Since(start)
+	fmt.Fprintln(out)
+	fmt.Fprint(out, rep.text())
+	if o.markdown != "" {
+		if err := os.WriteFile(o.markdown, []byte(rep.markdown()), 0o644); err != nil {
+			return err
+		}
+		logf("wrote %s", o.markdown)
+	}
+	return nil
+}

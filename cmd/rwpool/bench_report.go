@@ -1,0 +1,262 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// benchReport is everything one bench run measured.
+type benchReport struct {
+	opts       benchOpts
+	started    time.Time
+	elapsed    time.Duration
+	machine    [][2]string // label, value
+	throughput []throughputRow
+	faults     []faultRow
+	memory     memoryResult
+}
+
+// table is one table of the report, rendered as text or Markdown.
+type table struct {
+	title string
+	head  []string
+	rows  [][]string
+	right []bool // right-aligned columns (numbers)
+}
+
+// text renders t with aligned columns.
+func (t table) text() string {
+	w := make([]int, len(t.head))
+	for _, r := range append([][]string{t.head}, t.rows...) {
+		for i, c := range r {
+			w[i] = max(w[i], len([]rune(c)))
+		}
+	}
+	var b strings.Builder
+	if t.title != "" {
+		b.WriteString(t.title + "\n")
+	}
+	line := func(r []string) {
+		var l strings.Builder
+		l.WriteString(" ")
+		for i, c := range r {
+			pad := strings.Repeat(" ", w[i]-len([]rune(c)))
+			if i < len(t.right) && t.right[i] {
+				l.WriteString(" " + pad + c)
+			} else {
+				l.WriteString(" " + c + pad)
+			}
+		}
+		b.WriteString(strings.TrimRight(l.String(), " ") + "\n")
+	}
+	line(t.head)
+	for _, r := range t.rows {
+		line(r)
+	}
+	return b.String()
+}
+
+// markdown renders t as a Markdown table.
+func (t table) markdown() string {
+	var b strings.Builder
+	if t.title != "" {
+		b.WriteString("**" + t.title + "**\n\n")
+	}
+	esc := func(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+	b.WriteString("|")
+	for _, h := range t.head {
+		b.WriteString(" " + esc(h) + " |")
+	}
+	b.WriteString("\n|")
+	for i := range t.head {
+		if i < len(t.right) && t.right[i] {
+			b.WriteString("---:|")
+		} else {
+			b.WriteString("---|")
+		}
+	}
+	b.WriteString("\n")
+	for _, r := range t.rows {
+		b.WriteString("|")
+		for _, c := range r {
+			b.WriteString(" " + esc(c) + " |")
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// driversOf returns the drivers of rows in order of appearance.
+func driversOf[T any](rows []T, key func(T) (string, string)) (names, labels []string) {
+	seen := map[string]bool{}
+	for _, r := range rows {
+		n, l := key(r)
+		if !seen[n] {
+			seen[n] = true
+			names, labels = append(names, n), append(labels, l)
+		}
+	}
+	return names, labels
+}
+
+// throughputTables are, per driver, the figures of every variant and the
+// rwpool/bare ratios against the targets.
+func (r *benchReport) throughputTables() []table {
+	names, labels := driversOf(r.throughput, func(t throughputRow) (string, string) { return t.driver, t.label })
+	var out []table
+	for i, drv := range names {
+		main := table{
+			title: fmt.Sprintf("SELECT 1 through %s: median of %d rounds of %s", labels[i], r.opts.rounds, r.opts.duration),
+			head:  []string{"goroutines", "variant", "queries/s", "p50", "p99", "allocs/stmt", "allocs vs bare", "errors"},
+			right: []bool{true, false, true, true, true, true, true, true},
+		}
+		ratio := table{
+			title: fmt.Sprintf("rwpool / bare, %s (targets: throughput ≥ 0.97, p99 ≤ 1.05)", labels[i]),
+			head:  []string{"goroutines", "throughput ratio", "≥ 0.97?", "p99 ratio", "≤ 1.05?"},
+			right: []bool{true, true, false, true, false},
+		}
+		bare := map[int]throughputRow{}
+		for _, t := range r.throughput {
+			if t.driver == drv && t.variant == "bare" {
+				bare[t.goroutines] = t
+			}
+		}
+		for _, t := range r.throughput {
+			if t.driver != drv {
+				continue
+			}
+			delta := "—"
+			if b, ok := bare[t.goroutines]; ok && t.variant != "bare" {
+				delta = fmt.Sprintf("%+.1f", t.allocs-b.allocs)
+			}
+			main.rows = append(main.rows, []string{fmt.Sprint(t.goroutines), t.variant, fmt.Sprintf("%.0f", t.qps),
+				fmtDur(t.p50), fmtDur(t.p99), fmt.Sprintf("%.1f", t.allocs), delta, fmt.Sprint(t.errs)})
+			b, ok := bare[t.goroutines]
+			if t.variant != "rwpool" || !ok || b.qps == 0 || b.p99 == 0 {
+				continue
+			}
+			tr, pr := t.qps/b.qps, float64(t.p99)/float64(b.p99)
+			ratio.rows = append(ratio.rows, []string{fmt.Sprint(t.goroutines),
+				fmt.Sprintf("%.3f", tr), verdict(tr >= 0.97), fmt.Sprintf("%.3f", pr), verdict(pr <= 1.05)})
+		}
+		out = append(out, main)
+		if len(ratio.rows) > 0 {
+			out = append(out, ratio)
+		}
+	}
+	return out
+}
+
+func verdict(ok bool) string {
+	if ok {
+		return "meets target"
+	}
+	return "MISSES target"
+}
+
+// faultTables are, per driver and fault, each variant's outcome.
+func (r *benchReport) faultTables() []table {
+	var out []table
+	var cur *table
+	for _, f := range r.faults {
+		title := fmt.Sprintf("replica1 %s, %s", map[string]string{"kill": "killed (SIGKILL)", "hang": "hung (SIGSTOP)"}[f.fault], f.label)
+		if cur == nil || cur.title != title {
+			out = append(out, table{title: title,
+				head:  []string{"variant", "reads", "failed", ">1s", "normal again", "first error"},
+				right: []bool{false, true, true, true, false, false}})
+			cur = &out[len(out)-1]
+		}
+		note := shorten(f.firstErr, 90)
+		if f.stuck > 0 {
+			note = fmt.Sprintf("%d reads still stuck when the bench gave up on them; ", f.stuck) + note
+		}
+		cur.rows = append(cur.rows, []string{f.variant, fmt.Sprint(f.requests), fmt.Sprint(f.failed), fmt.Sprint(f.hung),
+			f.recoveryText(), note})
+	}
+	return out
+}
+
+// memoryTable shows the memory figures.
+func (r *benchReport) memoryTable() table {
+	m := r.memory
+	kb := func(b float64) string { return fmt.Sprintf("%.1f KiB", b/1024) }
+	return table{
+		title: fmt.Sprintf("memory (%s): heap + goroutine stacks after GC", m.driver),
+		head:  []string{"what", "bytes each", "measured over"},
+		right: []bool{false, true, false},
+		rows: [][]string{
+			{"open *sql.Conn, bare driver (one real connection each)", kb(m.bareConn), fmt.Sprintf("%d conns held open", m.conns)},
+			{"open *sql.Conn, rwpool (virtual: nothing dialled)", kb(m.rwpoolConn), fmt.Sprintf("%d conns held open", m.conns)},
+			{"open *sql.Conn, rwpool, after one SELECT 1 each", kb(m.rwpoolStmt), fmt.Sprintf("%d conns held open", m.conns)},
+			{"node of a DSN (pool not dialled, health checker goroutine)", kb(m.perNode), fmt.Sprintf("1 vs %d replicas", 1+m.nodes)},
+			{"  of which heap", kb(m.perNodeHeap), ""},
+			{"  of which goroutine stack", kb(m.perNodeStack), ""},
+		},
+	}
+}
+
+// commandLine is the command that reproduces the run.
+func (r *benchReport) commandLine() string {
+	var b strings.Builder
+	b.WriteString("go run ./cmd/rwpool bench")
+	for _, a := range r.opts.args {
+		if a == "" || strings.ContainsAny(a, " \t'\"$;&|<>()*?") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		b.WriteString(" " + a)
+	}
+	return b.String()
+}
+
+func (r *benchReport) settings() string {
+	o := r.opts
+	return fmt.Sprintf(`Workload: SELECT 1, scanned into an int, with context.Background(), from
+%s goroutines; every variant is opened afresh for each measurement and
+runs %s (after %s of unmeasured warm-up that fills its pools) per round, the variants interleaved (%s), %d rounds; each figure is the
+median over the rounds. allocs/stmt is runtime.MemStats.Mallocs over the
+run divided by the statements, in-process, so it includes the driver's and
+database/sql's allocations: "allocs vs bare" is the difference. Every pool
+keeps up to 64 idle connections.
+`, joinInts(o.goroutines), o.duration, o.warmup, strings.Join(o.variants, " "), o.rounds)
+}
+
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, ", ")
+}
+
+func variantList(vs []string) string {
+	var b strings.Builder
+	for _, v := range vs {
+		fmt.Fprintf(&b, "  %-10s %s\n", v, variantDescriptions[v])
+	}
+	return b.String()
+}
+
+// text is the report printed at the end of a run.
+func (r *benchReport) text() string {
+	var b strings.Builder
+	b.WriteString("=== rwpool bench\n\n")
+	for _, kv := range r.machine {
+		fmt.Fprintf(&b, "%-22s %s\n", kv[0]+":", kv[1])
+	}
+	fmt.Fprintf(&b, "%-22s %s\n%-22s %s\n\n", "command:", r.commandLine(), "run time:", r.elapsed.Round(time.Second))
+	b.WriteString(variantList(r.opts.variants) + "\n" + r.settings() + "\n")
+	for _, t := range r.throughputTables() {
+		b.WriteString(t.text() + "\n")
+	}
+	if len(r.faults) > 0 {
+		b.WriteString("=== faults\n\n" + faultDefinitions(r.opts) + "\n")
+		for _, t := range r.faultTables() {
+			b.WriteString(t.text() + "\n")
+		}
+	}
+	if !r.opts.noMemory {
+		b.WriteString(r.memoryTable().text())
+	}
+	return b.String()
+}

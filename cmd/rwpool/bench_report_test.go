@@ -1,0 +1,120 @@
+package main
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// sampleReport is a report of made-up figures.
+func sampleReport() *benchReport {
+	o, _, _ := parseBenchFlags([]string{"--goroutines", "1,8", "--markdown", "BENCHMARKS.md", "--env", "/tmp/a b/env"}, nil, nil)
+	r := &benchReport{opts: o, started: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), elapsed: 7 * time.Minute,
+		machine: [][2]string{{"CPU", "Some CPU @ 2GHz"}, {"cores", "2"}, {"gorm.io/plugin/dbresolver", "v1.6.2"}}}
+	us := time.Microsecond
+	for _, t := range []throughputRow{
+		{goroutines: 1, variant: "bare", qps: 10000, p50: 90 * us, p99: 200 * us, allocs: 15},
+		{goroutines: 1, variant: "rwpool", qps: 9800, p50: 92 * us, p99: 206 * us, allocs: 16},
+		{goroutines: 1, variant: "dbresolver", qps: 9000, p50: 100 * us, p99: 230 * us, allocs: 33.1},
+		{goroutines: 8, variant: "bare", qps: 40000, p50: 150 * us, p99: 1000 * us, allocs: 15},
+		{goroutines: 8, variant: "rwpool", qps: 38000, p50: 160 * us, p99: 1100 * us, allocs: 16, errs: 2},
+	} {
+		t.driver, t.label, t.rounds = "postgres", "lib/pq → PostgreSQL", 3
+		r.throughput = append(r.throughput, t)
+	}
+	r.faults = []faultRow{
+		{driver: "mysql", label: "go-sql-driver/mysql → MariaDB", fault: "kill", variant: "bare", requests: 900, failed: 700,
+			firstErr: "invalid connection"},
+		{driver: "mysql", label: "go-sql-driver/mysql → MariaDB", fault: "kill", variant: "rwpool", requests: 1600, recovered: true},
+		{driver: "mysql", label: "go-sql-driver/mysql → MariaDB", fault: "hang", variant: "rwpool", requests: 1200, failed: 8, hung: 8,
+			recovered: true, recovery: 5030 * time.Millisecond, firstErr: "context deadline exceeded"},
+		{driver: "mysql", label: "go-sql-driver/mysql → MariaDB", fault: "hang", variant: "nap", requests: 100, failed: 20, hung: 28,
+			stuck: 8, firstErr: "context deadline exceeded | x"},
+	}
+	r.memory = memoryResult{driver: "postgres", conns: 50, bareConn: 6656, rwpoolConn: 512, rwpoolStmt: 700, nodes: 64,
+		perNode: 4300, perNodeHeap: 2764, perNodeStack: 1536}
+	return r
+}
+
+func TestBenchReportText(t *testing.T) {
+	out := sampleReport().text()
+	t.Log("\n" + out)
+	for _, re := range []string{
+		`(?m)^CPU: +Some CPU @ 2GHz$`,
+		`(?m)^command: +go run \./cmd/rwpool bench --goroutines 1,8 --markdown BENCHMARKS\.md --env '/tmp/a b/env'$`,
+		`SELECT 1 through lib/pq → PostgreSQL: median of 3 rounds of 3s`,
+		`(?m)^ +1 bare +10000 +90µs +200µs +15\.0 +— +0$`,
+		`(?m)^ +1 dbresolver +9000 +100µs +230µs +33\.1 +\+18\.1 +0$`,
+		`(?m)^ +8 rwpool +38000 +160µs +1\.10ms +16\.0 +\+1\.0 +2$`,
+		`rwpool / bare, lib/pq → PostgreSQL \(targets: throughput ≥ 0\.97, p99 ≤ 1\.05\)`,
+		`(?m)^ +1 +0\.980 meets target +1\.030 meets target$`,
+		`(?m)^ +8 +0\.950 MISSES target +1\.100 MISSES target$`,
+		`replica1 killed \(SIGKILL\), go-sql-driver/mysql → MariaDB`,
+		`(?m)^  bare +900 +700 +0 never \(within window\) invalid connection$`,
+		`(?m)^  rwpool +1600 +0 +0 0 \(no disruption\)$`,
+		`replica1 hung \(SIGSTOP\), go-sql-driver/mysql → MariaDB`,
+		`(?m)^  rwpool +1200 +8 +8 5\.03s +context deadline exceeded$`,
+		`8 reads still stuck`,
+		`check_interval=2s, probe_timeout=1s`,
+		`5s context timeout`,
+		`open \*sql\.Conn, rwpool \(virtual: nothing dialled\) +0\.5 KiB`,
+		`node of a DSN .* +4\.2 KiB +1 vs 65 replicas`,
+	} {
+		if !regexp.MustCompile(re).MatchString(out) {
+			t.Errorf("text report does not match %q", re)
+		}
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasSuffix(line, " ") {
+			t.Errorf("trailing space: %q", line)
+		}
+	}
+}
+
+func TestBenchReportMarkdown(t *testing.T) {
+	md := sampleReport().markdown()
+	for _, want := range []string{
+		"# Benchmarks\n",
+		"on 2026-01-02 03:04 UTC, in 7m0s",
+		"    go run ./cmd/rwpool bench --goroutines 1,8 --markdown BENCHMARKS.md --env '/tmp/a b/env'\n",
+		"## Machine\n", "| CPU | Some CPU @ 2GHz |\n", "| gorm.io/plugin/dbresolver | v1.6.2 |\n",
+		"- `nap`: github.com/tsenart/nap",
+		"**SELECT 1 through lib/pq → PostgreSQL: median of 3 rounds of 3s**\n",
+		"| goroutines | variant | queries/s | p50 | p99 | allocs/stmt | allocs vs bare | errors |\n|---:|---|---:|---:|---:|---:|---:|---:|\n",
+		"| 1 | dbresolver | 9000 | 100µs | 230µs | 33.1 | +18.1 | 0 |\n",
+		"| 8 | 0.950 | MISSES target | 1.100 | MISSES target |\n",
+		"## Faults\n", "| rwpool | 1200 | 8 | 8 | 5.03s | context deadline exceeded |\n",
+		`context deadline exceeded \| x |`, // a | in a cell is escaped
+		"## Memory\n", "| open *sql.Conn, bare driver (one real connection each) | 6.5 KiB | 50 conns held open |\n",
+		"## Comparing changes with benchstat\n",
+		"go test -run '^$' -bench 'Query|Classify|Pick|AcquireRelease' -count 10 . ./routing/ ./pool/ > old.txt\n",
+		"go test -run '^$' -bench E2E -benchtime 3s -count 10 . > old.txt",
+		"benchstat old.txt new.txt\n",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q", want)
+		}
+	}
+	// Every table row has as many cells as its header.
+	var cols int
+	for _, line := range strings.Split(md, "\n") {
+		if !strings.HasPrefix(line, "|") {
+			cols = 0
+			continue
+		}
+		n := strings.Count(strings.ReplaceAll(line, `\|`, ""), "|")
+		if cols == 0 {
+			cols = n
+		} else if n != cols {
+			t.Errorf("row with %d separators under a header of %d: %q", n, cols, line)
+		}
+	}
+	// Without faults or memory, those sections are left out.
+	r := sampleReport()
+	r.faults, r.opts.noMemory = nil, true
+	md = r.markdown()
+	if strings.Contains(md, "## Faults") || strings.Contains(md, "## Memory") {
+		t.Error("empty sections rendered")
+	}
+}

@@ -1,0 +1,196 @@
+package main
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestBenchFlags(t *testing.T) {
+	o, st, done := parseBenchFlags(nil, nil, nil)
+	if done || st != 0 {
+		t.Fatalf("defaults: done %v, status %d", done, st)
+	}
+	if o.duration != 3*time.Second || o.warmup != 500*time.Millisecond || o.rounds != 3 ||
+		!slices.Equal(o.goroutines, []int{1, 8, 64}) || !slices.Equal(o.drivers, []string{"postgres", "mysql"}) ||
+		!slices.Equal(o.variants, []string{"bare", "rwpool", "dbresolver", "nap"}) ||
+		!slices.Equal(o.faults, []string{"kill", "hang"}) || o.faultGoroutines != 8 ||
+		o.faultTimeout != 5*time.Second || o.faultWindow != 8*time.Second || o.faultSteady != time.Second ||
+		o.faultPace != 10*time.Millisecond || o.clusterDir != "/tmp/rwpool-bench" || o.pgPort != 55632 || o.myPort != 55506 {
+		t.Errorf("defaults: %+v", o)
+	}
+	args := []string{"--goroutines", "2, 16", "--drivers", "mysql", "--variants", "rwpool,rwpool-2r", "--faults", "none",
+		"--duration", "1s", "--rounds", "5", "--env", "/x/env", "--markdown", "B.md", "--no-memory"}
+	o, st, done = parseBenchFlags(args, nil, nil)
+	if done || st != 0 {
+		t.Fatalf("status %d", st)
+	}
+	if !slices.Equal(o.goroutines, []int{2, 16}) || !slices.Equal(o.drivers, []string{"mysql"}) ||
+		!slices.Equal(o.variants, []string{"rwpool", "rwpool-2r"}) || o.faults != nil || o.duration != time.Second ||
+		o.rounds != 5 || o.envFile != "/x/env" || o.markdown != "B.md" || !o.noMemory || !slices.Equal(o.args, args) {
+		t.Errorf("parsed: %+v", o)
+	}
+}
+
+func TestBenchUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"extra"}, `unexpected argument "extra"`},
+		{[]string{"--goroutines", "0"}, `--goroutines: "0" is not a number from 1 to 1024`},
+		{[]string{"--goroutines", "a,8"}, `--goroutines: "a"`},
+		{[]string{"--goroutines", ","}, "no concurrency level"},
+		{[]string{"--drivers", "oracle"}, `--drivers: unknown "oracle" (have postgres, mysql)`},
+		{[]string{"--variants", "bare,sqlx"}, `--variants: unknown "sqlx"`},
+		{[]string{"--faults", "flood"}, `--faults: unknown "flood"`},
+		{[]string{"--duration", "0s"}, "--duration must be positive"},
+		{[]string{"--warmup", "-1s"}, "--warmup must not be negative"},
+		{[]string{"--rounds", "0"}, "--rounds must be at least 1"},
+		{[]string{"--fault-window", "1s"}, "--fault-window must be at least 2s"},
+		{[]string{"--fault-timeout", "0s"}, "must be positive"},
+		{[]string{"--fault-pace", "-1ms"}, "--fault-pace must not be negative"},
+		{[]string{"--fault-goroutines", "0"}, "--fault-goroutines must be between 1 and 1024"},
+		{[]string{"--pg-port", "70000"}, "must be ports"},
+		{[]string{"--env", "f", "--keep-cluster"}, "--keep-cluster has no meaning with --env"},
+		{[]string{"--bogus"}, "flag provided but not defined: -bogus"},
+	} {
+		st, out, errb := runCmd(t, append([]string{"bench"}, tc.args...)...)
+		if st != exitUsage || out != "" || strings.Count(errb, "\n") != 1 || !strings.Contains(errb, tc.want) ||
+			!strings.HasPrefix(errb, "rwpool bench: ") {
+			t.Errorf("%q: status %d, stdout %q, stderr %q; want %q", tc.args, st, out, errb, tc.want)
+		}
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	ms := func(xs ...int) []time.Duration {
+		var d []time.Duration
+		for _, x := range xs {
+			d = append(d, time.Duration(x)*time.Millisecond)
+		}
+		return d
+	}
+	hundred := make([]time.Duration, 100)
+	for i := range hundred {
+		hundred[i] = time.Duration(i+1) * time.Millisecond
+	}
+	for _, tc := range []struct {
+		xs   []time.Duration
+		p    float64
+		want time.Duration
+	}{
+		{nil, 50, 0},
+		{ms(7), 50, 7 * time.Millisecond},
+		{ms(7), 99, 7 * time.Millisecond},
+		{ms(1, 2), 50, time.Millisecond},
+		{ms(1, 2, 3, 4), 50, 2 * time.Millisecond},
+		{ms(1, 2, 3, 4, 5), 50, 3 * time.Millisecond},
+		{hundred, 50, 50 * time.Millisecond},
+		{hundred, 99, 99 * time.Millisecond},
+		{hundred, 100, 100 * time.Millisecond},
+		{hundred, 1, time.Millisecond},
+		{append(hundred, 5*time.Second), 99, 100 * time.Millisecond}, // 101 values: rank ceil(99.99) = 100
+	} {
+		if got := percentile(tc.xs, tc.p); got != tc.want {
+			t.Errorf("percentile(%d values, %g) = %v, want %v", len(tc.xs), tc.p, got, tc.want)
+		}
+	}
+	if m := median([]float64{3, 1, 2}); m != 2 {
+		t.Errorf("median odd = %g", m)
+	}
+	if m := median([]float64{4, 1, 3, 2}); m != 2.5 {
+		t.Errorf("median even = %g", m)
+	}
+	if m := median(nil); m != 0 {
+		t.Errorf("median none = %g", m)
+	}
+}
+
+func TestTimeToNormal(t *testing.T) {
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	// steady returns good 5ms reads every 10ms in [from, to).
+	steady := func(from, to int) []sample {
+		var s []sample
+		for t := from; t+5 <= to; t += 10 {
+			s = append(s, sample{start: ms(t), end: ms(t + 5)})
+		}
+		return s
+	}
+	const fault, end = 2000, 10000
+	for _, tc := range []struct {
+		name    string
+		samples []sample
+		want    time.Duration
+		ok      bool
+	}{
+		{"no disruption", steady(0, end), 0, true},
+		{"bad before the fault only", append(steady(0, end), sample{start: ms(100), end: ms(900), failed: true}), 0, true},
+		{"failures until 3.5s", append(steady(0, end),
+			sample{start: ms(2100), end: ms(2101), failed: true}, sample{start: ms(3400), end: ms(3500), failed: true}), ms(1500), true},
+		{"a slow read in flight at the fault", append(steady(0, end), sample{start: ms(1900), end: ms(2400)}), ms(400), true},
+		{"99ms is normal, 100ms is not", append(steady(0, end),
+			sample{start: ms(4000), end: ms(4099)}, sample{start: ms(5000), end: ms(5100)}), ms(3100), true},
+		{"a read timing out at 7s", append(steady(0, end), sample{start: ms(2000), end: ms(7000), failed: true}), ms(5000), true},
+		{"bad until 9.1s: less than 1s of normal traffic", append(steady(0, end), sample{start: ms(9000), end: ms(9100), failed: true}), 0, false},
+		{"bad until exactly 1s before the end", append(steady(0, end), sample{start: ms(8900), end: ms(9000), failed: true}), ms(7000), true},
+		{"a read still running at the end", append(steady(0, end), sample{start: ms(2500), end: ms(end)}), 0, false},
+		{"a read ending after the end counts as ending there", append(steady(0, end), sample{start: ms(2500), end: ms(30000)}), 0, false},
+		{"reads started after the end do not count", append(steady(0, end), sample{start: ms(end + 10), end: ms(end + 500), failed: true}), 0, true},
+	} {
+		got, ok := timeToNormal(tc.samples, ms(fault), ms(end))
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("%s: timeToNormal = %v, %v; want %v, %v", tc.name, got, ok, tc.want, tc.ok)
+		}
+	}
+	for _, r := range []struct {
+		row  faultRow
+		want string
+	}{
+		{faultRow{recovered: true}, "0 (no disruption)"},
+		{faultRow{recovered: true, recovery: 1500 * time.Millisecond}, "1.50s"},
+		{faultRow{}, "never (within window)"},
+	} {
+		if got := r.row.recoveryText(); got != r.want {
+			t.Errorf("recoveryText = %q, want %q", got, r.want)
+		}
+	}
+}
+
+func TestParseEnvFile(t *testing.T) {
+	env := parseEnvFile(`# written by cluster.sh
+export RWPOOL_PG_PRIMARY=127.0.0.1:55632
+export RWPOOL_PG_REPLICAS=127.0.0.1:55633,127.0.0.1:55634
+export RWPOOL_DB_PASSWORD='app secret'
+  export RWPOOL_DB_NAME="rwpool"
+RWPOOL_IGNORED=1
+export BROKEN
+`)
+	want := map[string]string{
+		"RWPOOL_PG_PRIMARY": "127.0.0.1:55632", "RWPOOL_PG_REPLICAS": "127.0.0.1:55633,127.0.0.1:55634",
+		"RWPOOL_DB_PASSWORD": "app secret", "RWPOOL_DB_NAME": "rwpool",
+	}
+	if len(env) != len(want) {
+		t.Errorf("parsed %v", env)
+	}
+	for k, v := range want {
+		if env[k] != v {
+			t.Errorf("%s = %q, want %q", k, env[k], v)
+		}
+	}
+	cl := &cluster{env: map[string]string{"RWPOOL_PG_PRIMARY": "127.0.0.1:1", "RWPOOL_PG_REPLICAS": "127.0.0.1:2,127.0.0.1:3",
+		"RWPOOL_MY_PRIMARY": "127.0.0.1:4", "RWPOOL_MY_REPLICAS": "127.0.0.1:5", "RWPOOL_DB_USER": "app",
+		"RWPOOL_DB_PASSWORD": "pw", "RWPOOL_DB_NAME": "db"}}
+	pg, my := cl.driver("postgres"), cl.driver("mysql")
+	if pg.nodeDSN(pg.replicas[1]) != "host=127.0.0.1 port=3 user=app password=pw dbname=db sslmode=disable connect_timeout=5" {
+		t.Errorf("postgres DSN %q", pg.nodeDSN(pg.replicas[1]))
+	}
+	if my.nodeDSN(my.primary) != "app:pw@tcp(127.0.0.1:4)/db?timeout=5s" || len(my.replicas) != 1 {
+		t.Errorf("mysql DSN %q, replicas %v", my.nodeDSN(my.primary), my.replicas)
+	}
+	if got := rwpoolDSN(pg, 2); got != "driver=postgres;primary='"+pg.nodeDSN(pg.primary)+"';replica='"+
+		pg.nodeDSN("127.0.0.1:2")+"';replica='"+pg.nodeDSN("127.0.0.1:3")+"'" {
+		t.Errorf("rwpool DSN %q", got)
+	}
+}
