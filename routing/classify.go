@@ -145,6 +145,14 @@ type Decision struct {
 // A ";" followed only by whitespace and comments ends a statement without
 // starting another.
 func Classify(query string, d Dialect) Decision {
+	if d <= DialectMySQL && plainRead(query, d) {
+		return Decision{Replica, RuleRead, false}
+	}
+	return classifyFull(query, d)
+}
+
+// classifyFull is Classify without the plain-read fast path.
+func classifyFull(query string, d Dialect) Decision {
 	switch d {
 	case DialectPostgres:
 		r, _ := scan(query, lexPostgres)
