@@ -3,10 +3,12 @@ package routing
 import "strings"
 
 // The fast path: most queries are plain reads, and proving that takes less
-// than classifying. plainRead lexes just enough to know that nothing the
-// statement rules look at is there; on anything else it gives up and
-// Classify runs the full scanner, so the fast path never decides a verdict
-// the scanner would not.
+// work than classifying. plainRead lexes just enough to know that nothing
+// the statement rules look at is there: no keyword lookup or token
+// bookkeeping per word, only a length-and-first-byte filter. On anything
+// else it gives up and Classify runs the full scanner, so the fast path
+// never decides a verdict the scanner would not (TestFastPath* and
+// FuzzClassify compare the two).
 
 // Byte classes of the fast path.
 const (
@@ -30,8 +32,7 @@ var plainClass = func() (t [3][256]uint8) {
 	for d := range t {
 		c := &t[d]
 		for b := range c {
-			switch {
-			case wordCont[b]:
+			if wordCont[b] {
 				c[b] = pWord
 			}
 		}
@@ -99,8 +100,8 @@ var maybeTrigger = func() (t [256]uint64) {
 	return t
 }()
 
-// trigger reports whether the word w, followed by q[j:], needs the full
-// scanner.
+// trigger reports whether the word w, followed by rest, needs the full
+// scanner: a trigger word, or the E of an E'...' string.
 func trigger(w, rest string) bool {
 	if len(w) == 1 {
 		return len(rest) > 0 && rest[0] == '\''
@@ -166,11 +167,8 @@ func plainRead(q string, d Dialect) bool {
 			i++
 			continue
 		}
-		j := i + 1
 		if k == pWord {
-			for j < n && wordCont[q[j]] {
-				j++
-			}
+			j := wordEnd(q, i+1)
 			if maybeTrigger[c]>>uint(j-i)&1 != 0 && trigger(q[i:j], q[j:]) {
 				return false
 			}
@@ -178,19 +176,26 @@ func plainRead(q string, d Dialect) bool {
 			continue
 		}
 		if k == pIdent {
-			// Inline the common quoted identifier: a plain word.
-			for j < n && wordCont[q[j]] {
-				j++
-			}
-			if j < n && q[j] == c && (j+1 >= n || q[j+1] != c) && j > i+1 {
-				if maybeTrigger[q[i+1]]>>uint(j-i-1)&1 != 0 && funcFlags(q[i+1:j]) != 0 {
+			// The common quoted identifier: no doubled quote, no backslash
+			// (only Postgres reads it as a plain byte).
+			if e := identEnd(q, i, d); e > 0 {
+				if maybeTrigger[q[i+1]]>>uint(e-i-1)&1 != 0 && funcFlags(q[i+1:e]) != 0 {
 					return false
 				}
-				i = j + 1
+				i = e + 1
 				continue
 			}
 		}
-		if j = plainToken(q, i, k, d); j < 0 {
+		if k == pDollar && i+1 < n && byteClass[q[i+1]] == cDigit {
+			// A $1 placeholder.
+			i += 2
+			for i < n && byteClass[q[i]] == cDigit {
+				i++
+			}
+			continue
+		}
+		j := plainToken(q, i, k, d)
+		if j < 0 {
 			return false
 		}
 		i = j
@@ -203,9 +208,7 @@ func plainRead(q string, d Dialect) bool {
 func plainToken(q string, i int, k uint8, d Dialect) int {
 	n := len(q)
 	switch k {
-	case pQuote:
-		return plainQuoted(q, i, d, false)
-	case pDQuote:
+	case pQuote, pDQuote:
 		return plainQuoted(q, i, d, false)
 	case pIdent:
 		return plainQuoted(q, i, d, true)
@@ -297,13 +300,22 @@ func plainComment(q string, i int, d Dialect, lead bool) int {
 	if body < n && (q[body] == '!' || q[body] == 'M' && body+1 < n && q[body+1] == '!') && d != DialectPostgres {
 		return -1 // MySQL runs the body
 	}
-	e := strings.Index(q[body:], "*/")
-	if e < 0 {
-		return -1
-	}
-	e += body
-	if d != DialectMySQL && strings.Index(q[body:e+1], "/*") >= 0 {
-		return -1 // nested in Postgres
+	// The end, as blockComment finds it: the first * followed by /, unless
+	// a / before it opens a nested comment.
+	e := body
+	for {
+		k := strings.IndexByte(q[e:], '*')
+		if k < 0 {
+			return -1
+		}
+		e += k
+		if d != DialectMySQL && e-1 >= body && q[e-1] == '/' {
+			return -1 // nested in Postgres
+		}
+		if e+1 < n && q[e+1] == '/' {
+			break
+		}
+		e++
 	}
 	if lead && mayBeHint(q[body:e]) {
 		return -1
@@ -312,8 +324,18 @@ func plainComment(q string, i int, d Dialect, lead bool) int {
 }
 
 // mayBeHint reports whether a comment body could be a /*rwpool:...*/ hint,
-// as noteHint reads one.
+// as noteHint reads one. Most bodies are ruled out by their first byte.
 func mayBeHint(c string) bool {
-	c = strings.TrimSpace(c)
-	return len(c) >= len("rwpool") && eqLower(c, "rwpool")
+	for k := 0; k < len(c); k++ {
+		b := c[k]
+		if byteClass[b] == cSpace {
+			continue
+		}
+		if b|0x20 != 'r' && b < 0x80 {
+			return false
+		}
+		c = strings.TrimSpace(c) // also Unicode spaces, as noteHint
+		return len(c) >= len("rwpool") && eqLower(c, "rwpool")
+	}
+	return false
 }
