@@ -168,7 +168,10 @@ func plainRead(q string, d Dialect) bool {
 			continue
 		}
 		if k == pWord {
-			j := wordEnd(q, i+1)
+			j := i + 1
+			for j < n && wordCont[q[j]] {
+				j++
+			}
 			if maybeTrigger[c]>>uint(j-i)&1 != 0 && trigger(q[i:j], q[j:]) {
 				return false
 			}
@@ -176,13 +179,16 @@ func plainRead(q string, d Dialect) bool {
 			continue
 		}
 		if k == pIdent {
-			// The common quoted identifier: no doubled quote, no backslash
-			// (only Postgres reads it as a plain byte).
-			if e := identEnd(q, i, d); e > 0 {
-				if maybeTrigger[q[i+1]]>>uint(e-i-1)&1 != 0 && funcFlags(q[i+1:e]) != 0 {
+			// The common quoted identifier: a plain word.
+			j := i + 1
+			for j < n && wordCont[q[j]] {
+				j++
+			}
+			if j < n && q[j] == c && (j+1 >= n || q[j+1] != c) && j > i+1 {
+				if maybeTrigger[q[i+1]]>>uint(j-i-1)&1 != 0 && funcFlags(q[i+1:j]) != 0 {
 					return false
 				}
-				i = e + 1
+				i = j + 1
 				continue
 			}
 		}
