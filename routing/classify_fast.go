@@ -119,47 +119,12 @@ func trigger(w, rest string) bool {
 // no trigger word, no user variable and, for DialectGeneric, nothing the
 // dialects read differently. False means "not proven", not "not a read".
 func plainRead(q string, d Dialect) bool {
+	i := plainStart(q, d)
+	if i < 0 {
+		return false
+	}
 	cls := &plainClass[d]
 	n := len(q)
-	i := 0
-	// Whitespace and comments up to the first keyword, which must start a
-	// read.
-	for {
-		if i >= n {
-			return false
-		}
-		c := q[i]
-		switch cls[c] {
-		case pSkip:
-			if byteClass[c] != cSpace {
-				return false
-			}
-			i++
-			continue
-		case pWord:
-			j := i + 1
-			for j < n && wordCont[q[j]] {
-				j++
-			}
-			if !plainLead(q[i:j]) {
-				return false
-			}
-			i = j
-		case pMinus, pSlash, pHash:
-			j := plainComment(q, i, d, true)
-			if j < 0 {
-				return false
-			}
-			if j == i {
-				return false // an operator before the first keyword
-			}
-			i = j
-			continue
-		default:
-			return false
-		}
-		break
-	}
 	for i < n {
 		c := q[i]
 		k := cls[c]
@@ -207,6 +172,41 @@ func plainRead(q string, d Dialect) bool {
 		i = j
 	}
 	return true
+}
+
+// plainStart returns the index after the first keyword of q, past
+// whitespace and comments, when that keyword starts a read; -1 otherwise.
+func plainStart(q string, d Dialect) int {
+	cls := &plainClass[d]
+	n := len(q)
+	for i := 0; i < n; {
+		c := q[i]
+		switch cls[c] {
+		case pSkip:
+			if byteClass[c] != cSpace {
+				return -1
+			}
+			i++
+		case pWord:
+			j := i + 1
+			for j < n && wordCont[q[j]] {
+				j++
+			}
+			if !plainLead(q[i:j]) {
+				return -1
+			}
+			return j
+		case pMinus, pSlash, pHash:
+			j := plainComment(q, i, d, true)
+			if j <= i {
+				return -1 // needs the scanner, or an operator
+			}
+			i = j
+		default:
+			return -1
+		}
+	}
+	return -1
 }
 
 // plainToken skips the token of class k (neither pSkip nor pWord) at q[i]
