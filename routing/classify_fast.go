@@ -188,6 +188,11 @@ func plainStart(q string, d Dialect) int {
 			}
 			i++
 		case pWord:
+			switch c | 0x20 {
+			case 's', 'w', 'v', 't':
+			default:
+				return -1 // INSERT, UPDATE, ...: no need to read the word
+			}
 			j := i + 1
 			for j < n && wordCont[q[j]] {
 				j++
