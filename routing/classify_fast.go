@@ -59,11 +59,16 @@ var plainClass = func() (t [3][256]uint8) {
 	return t
 }()
 
-// plainLead are the keywords a plain read starts with.
+// plainLead reports whether the word w is one a plain read starts with:
+// SELECT, WITH, SHOW, VALUES or TABLE.
 func plainLead(w string) bool {
-	switch lookupKeyword(w) {
-	case kwSelect, kwWith, kwShow, kwValues, kwTable:
-		return true
+	switch len(w) {
+	case 4:
+		return eqLower(w, "with") || eqLower(w, "show")
+	case 5:
+		return eqLower(w, "table")
+	case 6:
+		return eqLower(w, "select") || eqLower(w, "values")
 	}
 	return false
 }
