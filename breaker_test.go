@@ -178,7 +178,12 @@ func TestReadsReplayOnOtherNodes(t *testing.T) {
 			t.Fatalf("read %d served by the dead replica", i)
 		}
 	}
-	if st := cc.stats(t, "replica1"); st.Replays == 0 || st.State != "unavailable" {
+	// The confirming probe runs beside the reads: 500 fast reads may
+	// finish before it has tripped the node.
+	waitFor(t, "replica1 tripped by its confirming probe", func() bool {
+		return cc.stats(t, "replica1").State == "unavailable"
+	})
+	if st := cc.stats(t, "replica1"); st.Replays == 0 {
 		t.Fatalf("replica1 after failing: %+v", st)
 	}
 	// Both replicas down: reads fall back to the primary.

@@ -48,9 +48,10 @@ var _ interface {
 	driver.NamedValueChecker
 } = (*conn)(nil)
 
-// classify decides a statement's route with the connector's dialect.
+// classify decides a statement's route with the connector's dialect,
+// from its cache for a statement it has seen.
 func (vc *conn) classify(query string) routing.Decision {
-	return routing.Classify(query, vc.c.dialect)
+	return vc.c.cache.Classify(query)
 }
 
 // borrowPin returns the lease's pinned connection, pinning one of the

@@ -32,6 +32,7 @@ type Connector struct {
 	replicas []*node
 	nodes    []*node // primary first, then replicas in DSN order
 	picker   *routing.Picker
+	cache    *routing.Cache // the classifier's decisions for repeated statements
 	flav     atomic.Uint32       // replication.Flavor, once known
 	history  replication.History // the primary's recent positions, for replica lag
 
@@ -79,6 +80,7 @@ func NewConnector(cfg *dsn.Config, opts ...Option) (*Connector, error) {
 	c := &Connector{cfg: cp, dialect: routing.DialectOf(cp.Driver), stop: make(chan struct{}),
 		watch: needsWatch(cp.Driver)}
 	c.drv = &Driver{c: c}
+	c.cache = routing.NewCache(c.dialect, classifyCacheSize)
 	if c.dialect == routing.DialectPostgres {
 		c.flav.Store(uint32(replication.Postgres))
 	}
@@ -225,6 +227,12 @@ func (c *Connector) Close() error {
 	})
 	return c.closeErr
 }
+
+// classifyCacheSize is how many statements a Connector remembers the
+// routing of: 16 KiB of slots, and at most 1024 statements of up to
+// routing.MaxCachedLen bytes (2 MiB in the worst case, far less for
+// typical statements).
+const classifyCacheSize = 1024
 
 // maxConcurrentDials caps dials in flight per node.
 const maxConcurrentDials = 8
