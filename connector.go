@@ -32,7 +32,7 @@ type Connector struct {
 	replicas []*node
 	nodes    []*node // primary first, then replicas in DSN order
 	picker   *routing.Picker
-	cache    *routing.Cache // the classifier's decisions for repeated statements
+	cache    *routing.Cache      // the classifier's decisions for repeated statements
 	flav     atomic.Uint32       // replication.Flavor, once known
 	history  replication.History // the primary's recent positions, for replica lag
 
