@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -287,6 +288,7 @@ func benchMain(ctx context.Context, o benchOpts, out io.Writer) (err error) {
 	}
 	rep := &benchReport{opts: o, started: start}
 	rep.machine = describeMachine(ctx, cl)
+	rep.changes = loadChanges(filepath.Dir(filepath.Dir(cl.script)))
 	for _, drv := range o.drivers {
 		res, err := runThroughput(ctx, o, cl.driver(drv), logf)
 		rep.throughput = append(rep.throughput, res...)

@@ -2,6 +2,9 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 )
@@ -62,7 +65,30 @@ statement needs them).
 		b.WriteString(r.memoryTable().markdown() + "\n")
 	}
 	b.WriteString(benchstatSection)
+	if len(r.changes) > 0 {
+		b.WriteString("\n## Speed-ups, measured with benchstat\n\n" +
+			"Each change that claimed a speed-up, with the benchstat comparison\n" +
+			"made for it (kept in benchstat/ of the repository; copied here by the\n" +
+			"command).\n")
+		for _, c := range r.changes {
+			b.WriteString("\n" + strings.TrimSpace(c) + "\n")
+		}
+	}
 	return b.String()
+}
+
+// loadChanges reads the repository's benchstat/*.md files, in name order.
+// They are optional: none, or an unreadable directory, gives none.
+func loadChanges(root string) []string {
+	files, _ := filepath.Glob(filepath.Join(root, "benchstat", "*.md"))
+	sort.Strings(files)
+	var out []string
+	for _, f := range files {
+		if b, err := os.ReadFile(f); err == nil {
+			out = append(out, string(b))
+		}
+	}
+	return out
 }
 
 // benchstatSection tells how to compare two versions of rwpool with the

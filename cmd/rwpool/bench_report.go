@@ -15,6 +15,7 @@ type benchReport struct {
 	throughput []throughputRow
 	faults     []faultRow
 	memory     memoryResult
+	changes    []string // measured speed-ups (benchstat/*.md of the repository), verbatim
 }
 
 // table is one table of the report, rendered as text or Markdown.

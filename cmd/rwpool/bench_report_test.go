@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -116,5 +118,30 @@ func TestBenchReportMarkdown(t *testing.T) {
 	md = r.markdown()
 	if strings.Contains(md, "## Faults") || strings.Contains(md, "## Memory") {
 		t.Error("empty sections rendered")
+	}
+}
+
+func TestMarkdownIncludesMeasuredChanges(t *testing.T) {
+	root := t.TempDir()
+	if err := os.Mkdir(filepath.Join(root, "benchstat"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{"02-b.md": "### second\n", "01-a.md": "### first\n"} {
+		if err := os.WriteFile(filepath.Join(root, "benchstat", name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	changes := loadChanges(root)
+	if len(changes) != 2 || !strings.Contains(changes[0], "first") {
+		t.Fatalf("loadChanges = %q, want both files in name order", changes)
+	}
+	r := &benchReport{opts: benchOpts{noMemory: true}, changes: changes}
+	md := r.markdown()
+	i, j := strings.Index(md, "### first"), strings.Index(md, "### second")
+	if !strings.Contains(md, "## Speed-ups, measured with benchstat") || i < 0 || j < i {
+		t.Errorf("markdown lacks the measured changes in order:\n%s", md)
+	}
+	if loadChanges(filepath.Join(root, "missing")) != nil {
+		t.Error("a missing benchstat/ gave changes")
 	}
 }
