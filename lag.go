@@ -64,7 +64,7 @@ func (c *Connector) flavor(ctx context.Context, conn driver.Conn) replication.Fl
 	if err != nil || len(row) != 1 {
 		return replication.Unknown
 	}
-	f := replication.FlavorOf(fmt.Sprint(stringOf(row[0])))
+	f := replication.FlavorOf(stringOf(row[0]))
 	c.flav.Store(uint32(f))
 	return f
 }
@@ -152,18 +152,7 @@ func firstRow(ctx context.Context, conn driver.Conn, query string) ([]driver.Val
 	if err != nil {
 		return nil, err
 	}
-	row := make([]driver.Value, len(rs.Columns()))
-	err = rs.Next(row)
-	if err == io.EOF {
-		err = errNoRow
-	}
-	// Drivers may reuse a row's byte slices once it is closed: keep copies.
-	for i, v := range row {
-		if b, ok := v.([]byte); ok {
-			row[i] = string(b)
-		}
-	}
-	err = errors.Join(err, rs.Close())
+	row, err := takeRow(rs)
 	if st != nil {
 		err = errors.Join(err, st.Close())
 	}
@@ -173,12 +162,29 @@ func firstRow(ctx context.Context, conn driver.Conn, query string) ([]driver.Val
 	return row, nil
 }
 
+// takeRow reads the first row of rs and closes it. Byte slices are copied
+// to strings: drivers may reuse them once the rows are closed.
+func takeRow(rs driver.Rows) ([]driver.Value, error) {
+	row := make([]driver.Value, len(rs.Columns()))
+	err := rs.Next(row)
+	if err == io.EOF {
+		err = errNoRow
+	}
+	for i, v := range row {
+		if b, ok := v.([]byte); ok {
+			row[i] = string(b)
+		}
+	}
+	return row, errors.Join(err, rs.Close())
+}
+
+// stringOf returns a value takeRow read as text; NULL is "".
 func stringOf(v driver.Value) string {
 	switch x := v.(type) {
 	case string:
 		return x
-	case []byte:
-		return string(x)
+	case nil:
+		return ""
 	}
 	return fmt.Sprint(v)
 }

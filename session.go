@@ -2,9 +2,6 @@ package rwpool
 
 import (
 	"context"
-	"database/sql/driver"
-	"errors"
-	"io"
 	"sync"
 	"time"
 
@@ -233,19 +230,11 @@ func (c *Connector) queryValue(ctx context.Context, pc *pool.Conn, query string)
 	if err != nil {
 		return nil, err
 	}
-	row := make([]driver.Value, len(r.Columns()))
-	err = r.Next(row)
-	if err == io.EOF {
-		err = errNoRow
+	row, err := takeRow(r)
+	if err != nil || len(row) == 0 {
+		return nil, err
 	}
-	var v any
-	if err == nil && len(row) > 0 {
-		v = row[0]
-		if b, ok := v.([]byte); ok { // the driver may reuse it after Close
-			v = string(b)
-		}
-	}
-	return v, errors.Join(err, r.Close())
+	return row[0], nil
 }
 
 // isWrite reports whether a statement routed by d may write, so that a
