@@ -27,6 +27,7 @@ type Connector struct {
 	cfg      dsn.Config // private copy; never changed after NewConnector
 	dialect  routing.Dialect
 	watch    bool    // the driver may block past a context's end (needsWatch)
+	parks    bool    // leases park their last connection for diagnostics statements (lease.park)
 	drv      *Driver // returned by Driver, so Stats can find us from a *sql.DB
 	primary  *node
 	replicas []*node

@@ -50,15 +50,6 @@ func WithRoute(ctx context.Context, r *Route) context.Context {
 	return context.WithValue(ctx, ctxKey{}, o)
 }
 
-// Reasons a statement went where it did, besides the classifier's rule.
-const (
-	reasonWithPrimary = "WithPrimary"
-	reasonNoReplica   = "no replica configured"
-	reasonFallback    = "fallback: no replica available"
-	reasonTx          = "transaction"
-	reasonPinned      = "lease pinned by an earlier write or session statement"
-)
-
 // record fills the caller's Route, if it asked for one.
 func (o ctxOpts) record(n *node, reason string, replays int) {
 	if o.route != nil {

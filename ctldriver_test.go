@@ -26,6 +26,7 @@ type ctlNode struct {
 	dials   atomic.Int64
 	open    atomic.Int64
 	writeFn func() error // error returned by Exec, if set
+	rowsErr atomic.Pointer[error] // when set, rows fail with it after their first row
 }
 
 var ctl = &ctlDriver{nodes: map[string]*ctlNode{}}
@@ -115,7 +116,23 @@ func (c *ctlConn) QueryContext(context.Context, string, []driver.NamedValue) (dr
 	if err := c.run(); err != nil {
 		return nil, err
 	}
+	if e := c.n.rowsErr.Load(); e != nil {
+		return &failingRows{legacyRows: legacyRows{node: c.name}, err: *e}, nil
+	}
 	return &legacyRows{node: c.name}, nil
+}
+
+// failingRows answer one row, then fail: a connection lost mid-result.
+type failingRows struct {
+	legacyRows
+	err error
+}
+
+func (r *failingRows) Next(dest []driver.Value) error {
+	if err := r.legacyRows.Next(dest); err != nil {
+		return r.err
+	}
+	return nil
 }
 
 func (c *ctlConn) ExecContext(context.Context, string, []driver.NamedValue) (driver.Result, error) {

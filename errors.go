@@ -3,16 +3,49 @@ package rwpool
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
-// ErrUnavailable is wrapped by every error returned because no node that
-// could serve a statement is available. Callers may branch on it with
-// errors.Is to degrade instead of retrying at once.
-var ErrUnavailable = errors.New("rwpool: unavailable")
+// Errors a caller may branch on with errors.Is. Errors from the real driver
+// pass through unchanged (a *pq.Error stays a *pq.Error); errors made by
+// rwpool name the node and wrap their cause, never showing a password.
+var (
+	// ErrUnavailable is wrapped by every error returned because no node
+	// that could serve a statement is available: the node routing chose is
+	// unavailable (its breaker is open), or no replica is and
+	// fallback=error. Callers may degrade instead of retrying at once.
+	ErrUnavailable = errors.New("rwpool: unavailable")
 
-// ErrClosed is returned for statements issued after the Connector (and so
-// the *sql.DB) was closed.
-var ErrClosed = errors.New("rwpool: connector closed")
+	// ErrReadOnly is wrapped by the error of a write refused because the
+	// primary reports itself read-only (demoted, or read_only set): rwpool
+	// does not send writes to such a node. It also wraps ErrUnavailable.
+	ErrReadOnly = errors.New("rwpool: primary is read-only")
+
+	// ErrClosed is returned for statements issued after the Connector (and
+	// so the *sql.DB) was closed.
+	ErrClosed = errors.New("rwpool: closed")
+
+	// ErrNotRWPool is returned by the functions that take a *sql.DB (Stats,
+	// Configure) for one not opened with rwpool.
+	ErrNotRWPool = errors.New("rwpool: not an rwpool database")
+)
+
+// Errors rwpool uses among its own functions; none reaches a caller.
+var (
+	// errAbandoned says a call outlived its context: the caller returns
+	// ctx.Err() and the connection now belongs to the goroutine still in
+	// the driver, which destroys it when the driver lets go (see await).
+	errAbandoned = errors.New("rwpool: call abandoned at its deadline")
+	errNoFlavor  = errors.New("no replication positions for this driver")
+	errNoRow     = errors.New("no row")
+)
+
+// errNoReplica is returned for a read no node can serve.
+var errNoReplica = &nodeError{node: "replicas", op: "read", err: ErrUnavailable}
+
+// errNonDefaultTx is returned by BeginTx with options a pre-Go 1.8 driver
+// cannot honour.
+var errNonDefaultTx = errors.New("rwpool: the driver does not support non-default isolation levels or read-only transactions")
 
 // nodeError names the node an error happened on. It never holds a DSN.
 type nodeError struct {
@@ -27,10 +60,25 @@ func (e *nodeError) Error() string {
 
 func (e *nodeError) Unwrap() error { return e.err }
 
-// ErrReadOnly is wrapped by the error of a write refused because the
-// primary reports itself read-only (demoted, or read_only set): rwpool does
-// not send writes to such a node. It also wraps ErrUnavailable.
-var ErrReadOnly = errors.New("rwpool: primary is read-only")
+// unavailableError is returned, at once, for a borrow from a tripped node.
+// Its text is fixed when it is made, so that it reads the same however
+// late it is logged.
+type unavailableError struct {
+	msg   string
+	cause error
+}
+
+func newUnavailableError(node string, since time.Time, cause error) *unavailableError {
+	return &unavailableError{
+		msg: fmt.Sprintf("rwpool: node %s: unavailable for %s: %v",
+			node, time.Since(since).Round(time.Millisecond), cause),
+		cause: cause,
+	}
+}
+
+func (e *unavailableError) Error() string        { return e.msg }
+func (e *unavailableError) Is(target error) bool { return target == ErrUnavailable }
+func (e *unavailableError) Unwrap() error        { return e.cause }
 
 // readOnlyError is returned, at once, for a write while the primary
 // reports itself read-only.
@@ -44,10 +92,12 @@ func (e *readOnlyError) Is(target error) bool {
 	return target == ErrReadOnly || target == ErrUnavailable
 }
 
-// writable returns an error when the primary reports itself read-only.
-func (c *Connector) writable() error {
-	if c.primary.health.RoleMismatch() {
-		return &readOnlyError{node: c.primary.cfg.Name}
-	}
-	return nil
+// redactedError is an error whose text had a node DSN's secret removed
+// (see redactErr); errors.Is and errors.As still reach the original.
+type redactedError struct {
+	msg string
+	err error
 }
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }

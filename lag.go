@@ -84,11 +84,6 @@ func (n *node) readStatus(ctx context.Context, conn driver.Conn) (replication.St
 	return replication.ParseStatus(f, row)
 }
 
-var (
-	errNoFlavor = errors.New("no replication positions for this driver")
-	errNoRow    = errors.New("no row")
-)
-
 // observe records a status read at time at: the reported role (flagging
 // a promoted replica or a demoted primary), the position, and for a
 // replica its lag against the primary's history, excluding it from reads

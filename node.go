@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
-	"time"
 
 	"github.com/rwpool/rwpool/dsn"
 	"github.com/rwpool/rwpool/health"
@@ -31,27 +30,12 @@ type node struct {
 	fallbacks atomic.Uint64 // reads served here because no replica was available
 }
 
-// unavailableError is returned, at once, for a borrow from a tripped node.
-type unavailableError struct {
-	node  string
-	since time.Time
-	cause error
-}
-
-func (e *unavailableError) Error() string {
-	return fmt.Sprintf("rwpool: node %s: unavailable for %s: %v",
-		e.node, time.Since(e.since).Round(time.Millisecond), e.cause)
-}
-
-func (e *unavailableError) Is(target error) bool { return target == ErrUnavailable }
-func (e *unavailableError) Unwrap() error        { return e.cause }
-
 // acquire borrows a real connection from the node's pool; from a tripped
 // node it fails at once with an error wrapping ErrUnavailable.
 func (n *node) acquire(ctx context.Context) (*pool.Conn, error) {
 	if n.health.Tripped() {
 		n.errors.Add(1)
-		return nil, &unavailableError{node: n.cfg.Name, since: n.health.Since(), cause: n.health.LastError()}
+		return nil, newUnavailableError(n.cfg.Name, n.health.Since(), n.health.LastError())
 	}
 	pc, err := n.pool.Acquire(ctx)
 	if err != nil {
@@ -61,20 +45,6 @@ func (n *node) acquire(ctx context.Context) (*pool.Conn, error) {
 	}
 	n.served.Add(1)
 	return pc, nil
-}
-
-// done returns a connection after a statement that ended with err: a
-// connection that failed at the connection level is closed, anything else
-// goes back to the pool.
-func (n *node) done(pc *pool.Conn, err error) {
-	if err != nil {
-		n.noteErr(err)
-		if isBadConn(err) {
-			pc.Destroy()
-			return
-		}
-	}
-	pc.Release()
 }
 
 // noteErr counts a statement error on the node and, for a connection-level
@@ -116,13 +86,6 @@ func (n *node) failed(err error) {
 	}()
 }
 
-// isBadConn reports whether err means the real connection can't be reused:
-// a connection-level failure, or a statement interrupted by its context,
-// after which the connection's protocol state is unknown.
-func isBadConn(err error) bool {
-	return health.IsConnError(err) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
-}
-
 // nodeConnector dials a node's real connections. It hides the node DSN's
 // secrets in dial errors (drivers may echo the DSN they were given) and,
 // for drivers that may block past a context's end (needsWatch: lib/pq
@@ -155,4 +118,12 @@ func (r nodeConnector) Connect(ctx context.Context) (driver.Conn, error) {
 		return nil, redactErr(err, r.dsn)
 	}
 	return conn, nil
+}
+
+// writable returns an error when the primary reports itself read-only.
+func (c *Connector) writable() error {
+	if c.primary.health.RoleMismatch() {
+		return &readOnlyError{node: c.primary.cfg.Name}
+	}
+	return nil
 }

@@ -3,7 +3,6 @@ package rwpool
 import (
 	"context"
 	"database/sql/driver"
-	"errors"
 )
 
 // This file runs statements on a real driver.Conn, using its context-aware
@@ -123,8 +122,6 @@ func queryStmt(ctx context.Context, rc driver.Conn, st driver.Stmt, args []drive
 	}
 	return st.Query(vs) //nolint:staticcheck // legacy drivers
 }
-
-var errNonDefaultTx = errors.New("rwpool: the driver does not support non-default isolation levels or read-only transactions")
 
 func beginReal(ctx context.Context, rc driver.Conn, opts driver.TxOptions) (driver.Tx, error) {
 	if b, ok := rc.(driver.ConnBeginTx); ok {

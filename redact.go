@@ -40,11 +40,3 @@ func secretOf(nodeDSN string) string {
 	}
 	return nodeDSN[p : len(nodeDSN)-s]
 }
-
-type redactedError struct {
-	msg string
-	err error
-}
-
-func (e *redactedError) Error() string { return e.msg }
-func (e *redactedError) Unwrap() error { return e.err }

@@ -1,6 +1,7 @@
 package rwpool
 
 import (
+	"context"
 	"database/sql/driver"
 	"errors"
 	"io"
@@ -12,13 +13,21 @@ import (
 // rows wraps a real driver.Rows. It implements every optional rows
 // interface and reproduces database/sql's behaviour for the ones the real
 // rows lack, so a caller sees exactly what it would without rwpool. Closing
-// it returns the borrowed real connection (if the statement was not on the
-// lease's pin).
+// it settles the call that made it: the connection it borrowed goes back
+// (or is parked), a pinned one is checked, and any failure met while
+// reading counts against the node.
 type rows struct {
-	rs driver.Rows
-	st driver.Stmt // prepared for these rows only, closed with them
-	pc *pool.Conn  // borrowed for these rows only, returned on Close
-	n  *node
+	rs  driver.Rows
+	st  driver.Stmt // prepared for these rows only, closed with them
+	err error       // the first error Next returned, other than io.EOF
+
+	// Exactly one of these is set for the rows of a statement: pc (with n
+	// and vc) when the rows borrowed pc for themselves, lease when they run
+	// on the lease's pin. Rows rwpool reads for itself have neither.
+	pc    *pool.Conn
+	n     *node
+	vc    *conn
+	lease *lease
 }
 
 var _ interface {
@@ -31,19 +40,34 @@ var _ interface {
 	driver.RowsColumnTypePrecisionScale
 } = (*rows)(nil)
 
-func (r *rows) Columns() []string              { return r.rs.Columns() }
-func (r *rows) Next(dest []driver.Value) error { return r.rs.Next(dest) }
+func (r *rows) Columns() []string { return r.rs.Columns() }
 
-// Close closes the real rows and returns the connection they held.
+func (r *rows) Next(dest []driver.Value) error {
+	err := r.rs.Next(dest)
+	if err != nil && err != io.EOF && r.err == nil {
+		r.err = err
+	}
+	return err
+}
+
+// Close closes the real rows and settles the call that made them.
 func (r *rows) Close() error {
 	err := r.rs.Close()
 	if r.st != nil {
 		err = errors.Join(err, r.st.Close())
 		r.st = nil
 	}
-	if r.pc != nil {
-		r.n.done(r.pc, err)
+	cause := r.err
+	if err != nil {
+		cause = err
+	}
+	switch {
+	case r.pc != nil:
+		r.vc.settleRead(context.Background(), r.pc, r.n, cause)
 		r.pc = nil
+	case r.lease != nil:
+		r.lease.settle(context.Background(), cause, false)
+		r.lease = nil
 	}
 	return err
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/rwpool/rwpool/pool"
 	"github.com/rwpool/rwpool/replication"
-	"github.com/rwpool/rwpool/routing"
 )
 
 // WithSession returns a context that carries a causal session: after a
@@ -64,13 +63,6 @@ const (
 	sessionSkipLag = time.Second
 )
 
-// Reasons for session reads, as Route reports them.
-const (
-	reasonSessionWindow  = "read-your-writes: within read_your_writes of the session's write"
-	reasonSessionUnknown = "read-your-writes: the session's write position is unknown"
-	reasonSessionBehind  = "read-your-writes: no replica has applied the session's writes"
-)
-
 // readPlan is where a read of a session may go.
 type readPlan struct {
 	primary bool                 // the primary only, for reason
@@ -116,8 +108,8 @@ func (p *readPlan) needsCheck(n *node) bool {
 // connection to the primary, by reading the position that covers it. A
 // position that cannot be read is left pending: the session's next read
 // asks the primary for its current position instead. The returned error is
-// errAbandoned, or one that means pc is broken; pc is then the caller's to
-// discard.
+// one after which pc is not reusable (see outcome); pc is then the
+// caller's to discard.
 func (c *Connector) wrote(ctx context.Context, s *session, pc *pool.Conn) error {
 	now := time.Now()
 	if c.cfg.ReadYourWrites > 0 {
@@ -132,7 +124,7 @@ func (c *Connector) wrote(ctx context.Context, s *session, pc *pool.Conn) error 
 	s.wroteAt = now
 	if err != nil {
 		s.pending++
-		if err == errAbandoned || isBadConn(err) {
+		if !outcomeOf(err).reusable() {
 			return err
 		}
 		return nil
@@ -185,10 +177,7 @@ func (c *Connector) primaryPosition(ctx context.Context) (replication.Position, 
 		return replication.Position{}, err
 	}
 	p, err := c.writtenPosition(ctx, pc)
-	if err != errAbandoned {
-		n.done(pc, err)
-	}
-	if err == nil {
+	if _, err = n.settle(ctx, pc, err); err == nil {
 		n.repl.advance(p)
 	}
 	return p, err
@@ -207,6 +196,17 @@ func (c *Connector) caughtUp(ctx context.Context, pc *pool.Conn, n *node, target
 	}
 	n.repl.advance(at)
 	return ok, nil
+}
+
+// hasApplied asks replica n, on pc, whether it has applied the plan's
+// target (see caughtUp); first says no replica was asked before for this
+// read. A replica measured well behind is not asked: it has not.
+func (c *Connector) hasApplied(ctx context.Context, pc *pool.Conn, n *node, p *readPlan, first bool) (bool, error) {
+	wait, ask := sessionWaitFor(n, first)
+	if !ask {
+		return false, nil
+	}
+	return c.caughtUp(ctx, pc, n, p.target, wait)
 }
 
 // sessionWaitFor returns how long replica n may wait for a session's
@@ -235,13 +235,6 @@ func (c *Connector) queryValue(ctx context.Context, pc *pool.Conn, query string)
 		return nil, err
 	}
 	return row[0], nil
-}
-
-// isWrite reports whether a statement routed by d may write, so that a
-// session must remember it. Session statements and locking reads pin the
-// primary without writing.
-func isWrite(d routing.Decision) bool {
-	return d.Target == routing.Primary && d.Rule != routing.RuleSession && d.Rule != routing.RuleLockingRead
 }
 
 // boundCtx bounds ctx by d unless it has a deadline already.

@@ -2,7 +2,6 @@ package rwpool
 
 import (
 	"database/sql"
-	"errors"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -128,9 +127,6 @@ func (c *Connector) Stats() Snapshot {
 	}
 	return s
 }
-
-// ErrNotRWPool is returned by Stats for a *sql.DB not opened with rwpool.
-var ErrNotRWPool = errors.New("rwpool: not an rwpool database")
 
 // Stats returns the state of every node of a *sql.DB opened with rwpool
 // (by sql.Open("rwpool", …) or sql.OpenDB with a *Connector). It needs no

@@ -12,32 +12,34 @@ type tx struct {
 	session *session // the causal session a read-write primary transaction belongs to
 }
 
-// Commit commits the real transaction and releases the pin it held. After
-// a statement of the transaction was abandoned at its deadline, the real
-// connection belongs to the goroutine still in the driver: the transaction
-// is lost and must not be touched.
+// Commit commits the real transaction and ends it on the lease. After the
+// lease was lost (a statement of the transaction was abandoned at its
+// deadline, or its connection broke), the transaction is gone and the real
+// connection must not be touched.
 func (t *tx) Commit() error {
-	if t.vc.broken {
-		t.vc.tx = nil
-		return driver.ErrBadConn
+	l := &t.vc.lease
+	if err := l.usable(); err != nil {
+		l.tx = nil
+		return err
 	}
 	err := t.tx.Commit()
-	if err == nil && t.session != nil && t.vc.pin != nil {
+	if err == nil && t.session != nil && l.pinned() {
 		// tx.Commit has no context: the position read is bounded by
 		// probe_timeout.
 		t.vc.sessionWrote(context.Background(), t.session)
 	}
-	t.vc.endTx(err)
+	l.endTx(err, t.vc.c.primary)
 	return err
 }
 
-// Rollback rolls the real transaction back and releases the pin it held.
+// Rollback rolls the real transaction back and ends it on the lease.
 func (t *tx) Rollback() error {
-	if t.vc.broken {
-		t.vc.tx = nil
-		return driver.ErrBadConn
+	l := &t.vc.lease
+	if err := l.usable(); err != nil {
+		l.tx = nil
+		return err
 	}
 	err := t.tx.Rollback()
-	t.vc.endTx(err)
+	l.endTx(err, t.vc.c.primary)
 	return err
 }

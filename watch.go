@@ -3,17 +3,11 @@ package rwpool
 import (
 	"context"
 	"database/sql/driver"
-	"errors"
 	"sync"
 	"sync/atomic"
 
 	"github.com/rwpool/rwpool/pool"
 )
-
-// errAbandoned says a call outlived its context: the caller returns
-// ctx.Err() and the connection now belongs to the goroutine still in the
-// driver, which destroys it when the driver lets go.
-var errAbandoned = errors.New("rwpool: call abandoned at its deadline")
 
 // needsWatch reports whether the real driver may block past a context's
 // end on a hung server. lib/pq does: it cancels by sending a cancel

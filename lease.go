@@ -1,0 +1,170 @@
+package rwpool
+
+import (
+	"context"
+	"database/sql/driver"
+
+	"github.com/rwpool/rwpool/pool"
+)
+
+// lease is what one virtual connection holds of the real ones, from
+// database/sql handing the connection out to taking it back (IsValid on
+// return, ResetSession at the next checkout). Its transitions are its
+// methods:
+//
+//   - borrow: a statement outside any pin borrows a real connection of the
+//     node routing chose, for itself alone, and settles it when it ends
+//     (node.settle), or parks it (see park).
+//   - pin: a write, a session statement or a transaction keeps one real
+//     connection (the primary's; a replica's for a read-only transaction)
+//     for the rest of the lease, and every later statement runs on it, so
+//     that LAST_INSERT_ID, currval, SET and temporary tables behave as on
+//     a single database.
+//   - settle: a call on the pin ended; a broken pin is dropped, and the
+//     lease is lost if the pin held session state or a transaction.
+//   - endTx: a commit or rollback; a primary pin stays (its writes may be
+//     followed by LAST_INSERT_ID), a replica pin is released.
+//   - lose: the lease is over before its time (a call on the pin was
+//     abandoned at its deadline, or the session state it held is gone):
+//     every later call fails with driver.ErrBadConn, and IsValid tells
+//     database/sql to discard the connection.
+//   - release: database/sql took the connection back. A clean pin returns
+//     to its pool; one whose session state changed is closed, since
+//     neither lib/pq nor go-sql-driver/mysql resets server session state
+//     and rwpool sends no SQL it was not given.
+//
+// database/sql never uses one connection from two goroutines at once, so a
+// lease needs no lock.
+type lease struct {
+	pc    *pool.Conn // the pin; nil when unpinned
+	n     *node      // pc's node
+	dirty bool       // pc's session state was changed or read: close it at release
+	tx    *tx        // the transaction open on pc
+	lost  bool
+
+	// parked is the connection that ran the lease's last statement outside
+	// the pin, kept until the lease's next statement so that a statement
+	// reading its diagnostics (SHOW WARNINGS) can run there. Only dialects
+	// that have such statements park (Connector.parks).
+	parked     *pool.Conn
+	parkedNode *node
+}
+
+// usable returns driver.ErrBadConn once the lease is lost: database/sql
+// then retries a DB-level call on another connection and discards this
+// one.
+func (l *lease) usable() error {
+	if l.lost {
+		return driver.ErrBadConn
+	}
+	return nil
+}
+
+func (l *lease) pinned() bool { return l.pc != nil }
+
+// pin makes pc, just borrowed from n, the lease's pin.
+func (l *lease) pin(pc *pool.Conn, n *node, dirty bool) {
+	l.unpark()
+	l.pc, l.n, l.dirty = pc, n, dirty
+}
+
+// settle ends a call on the pin that returned err: it counts err against
+// the pin's node and drops a pin the call left unusable. fresh says the
+// call pinned the connection itself, so no earlier session state is lost
+// with it. It returns the call's outcome and the error the caller sees.
+func (l *lease) settle(ctx context.Context, err error, fresh bool) (outcome, error) {
+	o := outcomeOf(err)
+	n := l.n
+	if n == nil { // the pin was already dropped
+		return o, err
+	}
+	switch o {
+	case abandoned:
+		err = ctx.Err()
+		l.pc, l.n = nil, nil // the driver's goroutine owns and closes it
+		l.lose()
+	case broken, interrupted:
+		held := !fresh && (l.dirty || l.tx != nil)
+		l.drop()
+		if held {
+			l.lose()
+		}
+	}
+	n.noteErr(err)
+	return o, err
+}
+
+// drop closes the pin, which is broken or can't be trusted.
+func (l *lease) drop() {
+	if l.pc != nil {
+		l.pc.Destroy()
+		l.pc, l.n, l.dirty = nil, nil, false
+	}
+}
+
+// lose ends the lease before its time; see usable.
+func (l *lease) lose() {
+	l.drop()
+	l.unpark()
+	l.lost = true
+}
+
+// endTx runs when the lease's transaction committed or rolled back with
+// err.
+func (l *lease) endTx(err error, primary *node) {
+	l.tx = nil
+	if l.pc == nil {
+		return
+	}
+	o, _ := l.settle(context.Background(), err, false)
+	if o == finished && l.n != primary {
+		l.unpin()
+	}
+}
+
+// unpin gives the pin back: closed when its session state changed or a
+// transaction is still open on it, returned to its pool otherwise.
+func (l *lease) unpin() {
+	pc := l.pc
+	if pc == nil {
+		return
+	}
+	if l.dirty || l.tx != nil {
+		pc.Destroy()
+	} else {
+		pc.Release()
+	}
+	l.pc, l.n, l.dirty, l.tx = nil, nil, false, nil
+}
+
+// park keeps pc, borrowed from n for a statement that just ended well,
+// until the lease's next statement.
+func (l *lease) park(pc *pool.Conn, n *node) {
+	l.unpark()
+	l.parked, l.parkedNode = pc, n
+}
+
+// unpark returns the parked connection, if any, to its pool.
+func (l *lease) unpark() {
+	if l.parked != nil {
+		l.parked.Release()
+		l.parked, l.parkedNode = nil, nil
+	}
+}
+
+// takeParked hands the parked connection to a statement that must run
+// where the previous one ran.
+func (l *lease) takeParked() (*pool.Conn, *node) {
+	pc, n := l.parked, l.parkedNode
+	l.parked, l.parkedNode = nil, nil
+	return pc, n
+}
+
+// release ends the lease: database/sql took the connection back. A pin
+// under an open transaction stays: the transaction still owns it.
+func (l *lease) release() {
+	l.unpark()
+	if l.tx == nil {
+		l.unpin()
+	}
+}

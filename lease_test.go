@@ -1,0 +1,53 @@
+package rwpool_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"testing"
+)
+
+// Rows read on a pinned lease count their failure against the node, like
+// rows read on a borrowed connection: a connection lost mid-result costs
+// the pin and starts a confirming probe.
+func TestPinnedRowsRecordTheirErrors(t *testing.T) {
+	cc := newCtlCluster(t, 1, "")
+	ctx := context.Background()
+	c, err := cc.db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.ExecContext(ctx, "UPDATE t SET v = 1"); err != nil { // pins the primary
+		t.Fatal(err)
+	}
+	before := cc.stats(t, "primary")
+	dials := cc.primary.dials.Load()
+	lost := error(io.ErrUnexpectedEOF)
+	cc.primary.rowsErr.Store(&lost)
+
+	rows, err := c.QueryContext(ctx, "SELECT node")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+	}
+	if err := rows.Err(); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("rows.Err() = %v, want the connection error", err)
+	}
+	rows.Close()
+	cc.primary.rowsErr.Store(nil)
+
+	if got := cc.stats(t, "primary").Errors - before.Errors; got != 1 {
+		t.Errorf("primary errors grew by %d, want 1", got)
+	}
+	waitFor(t, "a confirming probe of the primary", func() bool { return cc.primary.dials.Load() > dials })
+	if s := cc.stats(t, "primary"); !s.Available {
+		t.Errorf("the probe succeeded, yet the primary is %v", s.State)
+	}
+	// The broken pin was dropped; the lease goes on with a new one.
+	var node string
+	if err := c.QueryRowContext(ctx, "SELECT node").Scan(&node); err != nil {
+		t.Fatalf("the next statement on the lease: %v", err)
+	}
+}

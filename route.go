@@ -1,0 +1,110 @@
+package rwpool
+
+import (
+	"database/sql/driver"
+	"slices"
+
+	"github.com/rwpool/rwpool/dsn"
+	"github.com/rwpool/rwpool/routing"
+)
+
+// This file is rwpool's routing policy: which node a statement goes to,
+// and the reason Route reports for it. The classifier (package routing)
+// decides what a statement is; the policy adds the connection's state.
+//
+//  1. On a lease that is pinned (an earlier write, session statement or
+//     transaction), every statement runs on the pin.
+//  2. A statement the classifier sends to the primary, or one that touches
+//     session state, pins the lease to a primary connection.
+//  3. Everything else is a read: the primary with WithPrimary or with no
+//     replica configured; else a replica by weight among the available
+//     ones; with none available, the primary unless fallback=error. A
+//     session that has written reads only from replicas that have applied
+//     its writes, or from the primary (session.go).
+//  4. A read that fails at the connection level before any row reached the
+//     caller is replayed on another node, each node at most once.
+
+// Reasons a statement went where it did, besides the classifier's rule
+// (routing.Rule's String).
+const (
+	reasonWithPrimary    = "WithPrimary"
+	reasonNoReplica      = "no replica configured"
+	reasonFallback       = "fallback: no replica available"
+	reasonTx             = "transaction"
+	reasonPinned         = "lease pinned by an earlier write or session statement"
+	reasonSessionWindow  = "read-your-writes: within read_your_writes of the session's write"
+	reasonSessionUnknown = "read-your-writes: the session's write position is unknown"
+	reasonSessionBehind  = "read-your-writes: no replica has applied the session's writes"
+)
+
+// pins reports whether a statement classified d runs on the lease's pin,
+// pinning one first when the lease has none.
+func (l *lease) pins(d routing.Decision) bool { return l.pc != nil || d.Pins() }
+
+// pinReason says why a statement ran on the pin. fresh says it made the
+// pin itself.
+func (l *lease) pinReason(d routing.Decision, fresh bool) string {
+	switch {
+	case l.tx != nil:
+		return reasonTx
+	case !fresh:
+		return reasonPinned
+	}
+	return d.Rule.String()
+}
+
+// isWrite reports whether a statement routed by d may write, so that the
+// primary must be writable and a session must remember it. Session
+// statements and locking reads pin the primary without writing.
+func isWrite(d routing.Decision) bool {
+	return d.Target == routing.Primary && d.Rule != routing.RuleSession && d.Rule != routing.RuleLockingRead
+}
+
+// routeRead chooses the node for a read outside any pin, skipping tried,
+// and says why; an empty reason means the classifier's rule. behind says
+// that some replicas were passed over for lacking a session's writes: the
+// primary then serves the read whatever fallback says, since it has them.
+func (c *Connector) routeRead(primary bool, tried []*node, behind bool) (*node, string, error) {
+	if primary || len(c.replicas) == 0 {
+		if slices.Contains(tried, c.primary) {
+			return nil, "", errNoReplica
+		}
+		if primary {
+			return c.primary, reasonWithPrimary, nil
+		}
+		return c.primary, reasonNoReplica, nil
+	}
+	var skip func(int) bool
+	if len(tried) > 0 {
+		skip = func(i int) bool { return slices.Contains(tried, c.replicas[i]) }
+	}
+	if i := c.picker.Pick(skip); i >= 0 {
+		return c.replicas[i], "", nil
+	}
+	if behind && !slices.Contains(tried, c.primary) {
+		return c.primary, reasonSessionBehind, nil
+	}
+	if c.cfg.Fallback == dsn.FallbackPrimary && !slices.Contains(tried, c.primary) {
+		c.primary.fallbacks.Add(1)
+		return c.primary, reasonFallback, nil
+	}
+	return nil, "", errNoReplica
+}
+
+// routeTx chooses the node a transaction begins on: the primary, or for a
+// read-only transaction with readonly_tx=replica a replica by weight (the
+// primary with none configured; with none available, fallback decides). A
+// session that has written runs its transactions on the primary: a replica
+// would have to prove it has the writes first.
+func (c *Connector) routeTx(o ctxOpts, opts driver.TxOptions) (*node, error) {
+	if opts.ReadOnly && c.cfg.ReadOnlyTx == dsn.ReadOnlyTxReplica && !o.primary && !o.session.hasWritten() {
+		n, _, err := c.routeRead(false, nil, false)
+		return n, err
+	}
+	if !opts.ReadOnly {
+		if err := c.writable(); err != nil {
+			return nil, err
+		}
+	}
+	return c.primary, nil
+}
