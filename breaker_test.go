@@ -53,11 +53,11 @@ func newCtlCluster(t *testing.T, n int, extra string) *ctlCluster {
 		}
 		db.Close()
 	})
-	if err := rwpool.OnEvent(db, func(e rwpool.Event) {
+	if err := rwpool.Configure(db, rwpool.WithEventHandler(func(e rwpool.Event) {
 		cc.mu.Lock()
 		cc.events = append(cc.events, e)
 		cc.mu.Unlock()
-	}); err != nil {
+	})); err != nil {
 		t.Fatal(err)
 	}
 	cc.db = db

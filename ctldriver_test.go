@@ -25,7 +25,7 @@ type ctlNode struct {
 	served  atomic.Int64
 	dials   atomic.Int64
 	open    atomic.Int64
-	writeFn func() error // error returned by Exec, if set
+	writeFn func() error          // error returned by Exec, if set
 	rowsErr atomic.Pointer[error] // when set, rows fail with it after their first row
 }
 

@@ -1,7 +1,8 @@
 // Package rwpool is a database/sql driver that makes one primary and any
 // number of weighted replicas of a real driver look like one database.
 //
-// Import the real driver as usual and open rwpool with a composite DSN:
+// Import the real driver as usual and open rwpool with a composite DSN
+// (see package dsn for its grammar and keys):
 //
 //	import (
 //		"database/sql"
@@ -15,15 +16,38 @@
 //		"replica='host=db2 user=app dbname=shop' weight=3;"+
 //		"replica='host=db3 user=app dbname=shop' weight=1")
 //
-// Every statement is routed by its SQL and the state of its connection:
-// reads go to a replica chosen by weighted random, everything else, and every
-// transaction, to the primary. rwpool keeps its own pool of real connections
-// per node (see package pool); a database/sql connection to rwpool is a cheap
-// virtual connection that borrows a real one per statement. See the dsn
-// package for the DSN grammar and the routing package for the classifier.
+// or build a Config in Go and open it with sql.OpenDB(NewConnector(cfg)).
+//
+// # Routing
+//
+// Every statement is routed by its SQL (package routing classifies it) and
+// the state of its connection: reads go to a replica chosen by weighted
+// random among the available ones; writes, locking reads, statements that
+// touch session state and read-write transactions go to the primary and
+// pin the connection to it until database/sql takes the connection back;
+// read-only transactions go to a replica (readonly_tx=replica, the
+// default) or the primary. WithPrimary sends a context's statements to the
+// primary, WithSession gives them read-your-writes consistency, and
+// WithRoute reports where each went and why.
+//
+// # Failures
+//
+// rwpool keeps its own pool of real connections per node (package pool);
+// a database/sql connection to rwpool is a cheap virtual connection that
+// borrows a real one per statement. Each node has a circuit breaker: a
+// node found dead or hung becomes unavailable, statements that need it
+// fail at once with an error wrapping ErrUnavailable, reads move to other
+// replicas and then to the primary (fallback=primary), and a background
+// probe brings it back. A read that fails at the connection level before
+// returning a row is replayed on another node. Node transitions are
+// reported as Events (Configure, WithEventHandler, WithLogger), and Stats
+// reports every node's state, pool and counters.
+//
+// # Errors
 //
 // Errors returned by the real driver pass through unchanged, so code that
 // inspects *pq.Error or *mysql.MySQLError keeps working; errors made by
-// rwpool itself wrap their cause with %w and name the node, never its
-// password.
+// rwpool itself wrap their cause with %w, name the node and never contain
+// a password. Branch on ErrUnavailable, ErrReadOnly, ErrAcquireTimeout,
+// ErrTooManyWaiters and ErrClosed with errors.Is.
 package rwpool

@@ -1,9 +1,6 @@
 package rwpool
 
 import (
-	"database/sql"
-	"log/slog"
-
 	"github.com/rwpool/rwpool/health"
 )
 
@@ -35,45 +32,6 @@ const (
 
 // ErrRoleMismatch is wrapped by the Cause of a RoleChanged event.
 var ErrRoleMismatch = health.ErrRoleMismatch
-
-// Option configures a Connector built by NewConnector.
-type Option func(*Connector)
-
-// WithLogger logs every node transition, once, through l: a warning when a
-// node becomes unavailable (with its cause), an info line when it comes
-// back (with how long it was down). rwpool logs nothing else and only
-// through log/slog. Without a logger nothing is logged.
-func WithLogger(l *slog.Logger) Option {
-	return func(c *Connector) { c.logger.Store(l) }
-}
-
-// WithEventHandler calls f for every node transition, synchronously and in
-// order for each node; f must not block for long.
-func WithEventHandler(f func(Event)) Option {
-	return func(c *Connector) { c.handler.Store(&f) }
-}
-
-// SetLogger sets the logger of a *sql.DB opened with sql.Open("rwpool", …),
-// which has no way to pass options. See WithLogger.
-func SetLogger(db *sql.DB, l *slog.Logger) error {
-	c := connectorOf(db)
-	if c == nil {
-		return ErrNotRWPool
-	}
-	c.logger.Store(l)
-	return nil
-}
-
-// OnEvent sets the event handler of a *sql.DB opened with
-// sql.Open("rwpool", …). See WithEventHandler.
-func OnEvent(db *sql.DB, f func(Event)) error {
-	c := connectorOf(db)
-	if c == nil {
-		return ErrNotRWPool
-	}
-	c.handler.Store(&f)
-	return nil
-}
 
 // notify logs a transition and passes it to the handler.
 func (c *Connector) notify(e Event) {

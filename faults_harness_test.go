@@ -3,7 +3,7 @@ package rwpool_test
 // Harness for the fault-injection tests (integration_faults_test.go): node
 // faults through scripts/cluster.sh with guaranteed restoration, a load
 // generator that records every call, a poller, and readers of
-// rwpool.Stats and rwpool.OnEvent.
+// rwpool.Stats and rwpool.Configure.
 
 import (
 	"context"
@@ -763,22 +763,22 @@ func sinceOrNever(at time.Time, ok bool, t0 time.Time) string {
 // Events
 // ---------------------------------------------------------------------------
 
-// eventLog collects the events rwpool.OnEvent reports for one db.
+// eventLog collects the events rwpool.Configure reports for one db.
 type eventLog struct {
 	mu  sync.Mutex
 	evs []rwpool.Event
 }
 
-// collectEvents registers an event log with db (rwpool.OnEvent).
+// collectEvents registers an event log with db (rwpool.Configure).
 func collectEvents(t *testing.T, db *sql.DB) *eventLog {
 	t.Helper()
 	l := &eventLog{}
-	if err := rwpool.OnEvent(db, func(ev rwpool.Event) {
+	if err := rwpool.Configure(db, rwpool.WithEventHandler(func(ev rwpool.Event) {
 		l.mu.Lock()
 		l.evs = append(l.evs, ev)
 		l.mu.Unlock()
-	}); err != nil {
-		t.Fatalf("OnEvent: %v", err)
+	})); err != nil {
+		t.Fatalf("Configure: %v", err)
 	}
 	return l
 }

@@ -36,7 +36,7 @@ func (s *syncBuffer) String() string {
 func TestPasswordNeverLeaks(t *testing.T) {
 	cc := newCtlCluster(t, 2, "")
 	var logs syncBuffer
-	if err := rwpool.SetLogger(cc.db, slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))); err != nil {
+	if err := rwpool.Configure(cc.db, rwpool.WithLogger(slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))); err != nil {
 		t.Fatal(err)
 	}
 	var seen []string

@@ -274,7 +274,7 @@ func (d *demo) run(ctx context.Context) error {
 	d.db = db
 	defer db.Close()
 	events := make(chan rwpool.Event, 256)
-	if err := rwpool.OnEvent(db, func(e rwpool.Event) {
+	if err := rwpool.Configure(db, rwpool.WithEventHandler(func(e rwpool.Event) {
 		d.mu.Lock()
 		d.events = append(d.events, e)
 		d.mu.Unlock()
@@ -282,7 +282,7 @@ func (d *demo) run(ctx context.Context) error {
 		case events <- e:
 		default: // the view is behind: the report still has it
 		}
-	}); err != nil {
+	})); err != nil {
 		return err
 	}
 

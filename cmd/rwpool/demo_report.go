@@ -78,7 +78,7 @@ func (d *demo) report(end time.Time) string {
 		fmt.Fprintf(&b, "  (statement times are sampled from rwpool.Stats every %s; trip and recovery times are rwpool's events)\n", sampleEvery)
 	}
 
-	b.WriteString("\nNode events (rwpool.OnEvent)\n")
+	b.WriteString("\nNode events (rwpool.WithEventHandler)\n")
 	if len(d.events) == 0 {
 		b.WriteString("  none: every node stayed available\n")
 	}

@@ -12,7 +12,7 @@
 //     postgres.New(postgres.Config{DriverName: "rwpool", Conn: db}) or
 //     mysql.New(mysql.Config{Conn: db}). This is the form to use: the same
 //     code for both dialectors, and you keep the *sql.DB for rwpool.Stats,
-//     rwpool.OnEvent and Close.
+//     rwpool.Configure and Close.
 //   - For PostgreSQL, set DriverName (to "rwpool") even with Conn: when
 //     DriverName is "" or "pgx", gorm.io/driver/postgres assumes the
 //     connection is pgx and passes pgx.QueryExecModeSimpleProtocol as an
