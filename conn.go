@@ -179,23 +179,32 @@ func (vc *conn) exec(ctx context.Context, query string, d routing.Decision, args
 	if err := vc.usable(); err != nil {
 		return nil, err
 	}
-	var res driver.Result
-	o := optsOf(ctx)
 	if vc.lease.pins(d) {
-		write := isWrite(d)
-		err := vc.onPin(ctx, o, d, write, func(pc *pool.Conn) (err error) {
-			res, err = execWatched(vc.c, ctx, pc, query, args)
-			return err
+		return vc.execPinned(ctx, d, func(pc *pool.Conn) (driver.Result, error) {
+			return execWatched(vc.c, ctx, pc, query, args)
 		})
-		if err == nil && write && o.session != nil && vc.lease.tx == nil {
-			vc.sessionWrote(ctx, o.session)
-		}
-		return res, err
 	}
-	err := vc.read(ctx, o, d, func(pc *pool.Conn, _ *node) (_ bool, err error) {
+	var res driver.Result
+	err := vc.read(ctx, optsOf(ctx), d, func(pc *pool.Conn, _ *node) (_ bool, err error) {
 		res, err = execWatched(vc.c, ctx, pc, query, args)
 		return false, err
 	})
+	return res, err
+}
+
+// execPinned runs a statement classified d on the lease's pin with run,
+// and records a session's write.
+func (vc *conn) execPinned(ctx context.Context, d routing.Decision, run func(*pool.Conn) (driver.Result, error)) (driver.Result, error) {
+	var res driver.Result
+	o := optsOf(ctx)
+	write := isWrite(d)
+	err := vc.onPin(ctx, o, d, write, func(pc *pool.Conn) (err error) {
+		res, err = run(pc)
+		return err
+	})
+	if err == nil && write && o.session != nil && vc.lease.tx == nil {
+		vc.sessionWrote(ctx, o.session)
+	}
 	return res, err
 }
 
@@ -209,26 +218,13 @@ func (vc *conn) query(ctx context.Context, query string, d routing.Decision, arg
 	if err := vc.usable(); err != nil {
 		return nil, err
 	}
-	var r *rows
-	o := optsOf(ctx)
 	if vc.lease.pins(d) {
-		write := isWrite(d)
-		err := vc.onPin(ctx, o, d, write, func(pc *pool.Conn) (err error) {
-			r, err = queryWatched(vc.c, ctx, pc, query, args)
-			return err
+		return vc.queryPinned(ctx, d, func(pc *pool.Conn) (*rows, error) {
+			return queryWatched(vc.c, ctx, pc, query, args)
 		})
-		if err != nil {
-			return nil, err
-		}
-		r.lease = &vc.lease
-		if write && o.session != nil && vc.lease.tx == nil {
-			// The rows hold the connection: the position is read at the
-			// session's next read.
-			o.session.wrotePending()
-		}
-		return r, nil
 	}
-	err := vc.read(ctx, o, d, func(pc *pool.Conn, n *node) (bool, error) {
+	var r *rows
+	err := vc.read(ctx, optsOf(ctx), d, func(pc *pool.Conn, n *node) (bool, error) {
 		var err error
 		if r, err = queryWatched(vc.c, ctx, pc, query, args); err != nil {
 			return false, err
@@ -242,14 +238,57 @@ func (vc *conn) query(ctx context.Context, query string, d routing.Decision, arg
 	return r, nil
 }
 
-// PrepareContext returns a statement classified once and run, at each
-// execution, on the node its routing then chooses. No I/O happens here; see
-// stmt.
-func (vc *conn) PrepareContext(_ context.Context, query string) (driver.Stmt, error) {
+// queryPinned runs a query classified d on the lease's pin with run. The
+// rows settle the call when they close.
+func (vc *conn) queryPinned(ctx context.Context, d routing.Decision, run func(*pool.Conn) (*rows, error)) (driver.Rows, error) {
+	var r *rows
+	o := optsOf(ctx)
+	write := isWrite(d)
+	err := vc.onPin(ctx, o, d, write, func(pc *pool.Conn) (err error) {
+		r, err = run(pc)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	r.lease = &vc.lease
+	if write && o.session != nil && vc.lease.tx == nil {
+		// The rows hold the connection: the position is read at the
+		// session's next read.
+		o.session.wrotePending()
+	}
+	return r, nil
+}
+
+// PrepareContext returns a statement (see stmt). Outside a pin it is lazy
+// and costs no I/O. On a pinned lease, and for a statement only a real
+// prepared statement can run, it is prepared on the pin (pinning a primary
+// connection first if needed).
+func (vc *conn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
 	if err := vc.usable(); err != nil {
 		return nil, err
 	}
-	return &stmt{vc: vc, query: query, d: vc.c.cache.Classify(query)}, nil
+	s := &stmt{vc: vc, query: query, d: vc.c.cache.Classify(query)}
+	l := &vc.lease
+	if !l.pinned() && !needsRealStmt(vc.c.dialect, query) {
+		return s, nil
+	}
+	err := vc.onPin(ctx, optsOf(ctx), s.d, isWrite(s.d), func(pc *pool.Conn) (err error) {
+		if !vc.c.watches(ctx) {
+			s.real, err = prepareReal(ctx, pc.Raw(), query)
+			return err
+		}
+		s.real, err = watched(vc.c, ctx, pc, func() (driver.Stmt, error) {
+			return prepareReal(ctx, pc.Raw(), query)
+		}, func(st driver.Stmt) { st.Close() })
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.pc = l.pc
+	l.stmts = append(l.stmts, s)
+	return s, nil
 }
 
 // Prepare is PrepareContext without a context.

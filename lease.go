@@ -3,6 +3,7 @@ package rwpool
 import (
 	"context"
 	"database/sql/driver"
+	"slices"
 
 	"github.com/rwpool/rwpool/pool"
 )
@@ -40,6 +41,7 @@ type lease struct {
 	n     *node      // pc's node
 	dirty bool       // pc's session state was changed or read: close it at release
 	tx    *tx        // the transaction open on pc
+	stmts []*stmt    // real statements prepared on pc and not closed yet
 	lost  bool
 
 	// parked is the connection that ran the lease's last statement outside
@@ -94,11 +96,32 @@ func (l *lease) settle(ctx context.Context, err error, fresh bool) (outcome, err
 	return o, err
 }
 
-// drop closes the pin, which is broken or can't be trusted.
+// drop closes the pin, which is broken or can't be trusted, with the
+// statements prepared on it.
 func (l *lease) drop() {
 	if l.pc != nil {
+		l.detach()
 		l.pc.Destroy()
 		l.pc, l.n, l.dirty = nil, nil, false
+	}
+}
+
+// detach forgets the real statements prepared on the pin, which is about
+// to go; a later execution of one runs lazily.
+func (l *lease) detach() []driver.Stmt {
+	var real []driver.Stmt
+	for _, s := range l.stmts {
+		real = append(real, s.real)
+		s.real, s.pc = nil, nil
+	}
+	l.stmts = l.stmts[:0]
+	return real
+}
+
+// forget removes s, being closed, from the pin's statements.
+func (l *lease) forget(s *stmt) {
+	if i := slices.Index(l.stmts, s); i >= 0 {
+		l.stmts = slices.Delete(l.stmts, i, i+1)
 	}
 }
 
@@ -129,9 +152,13 @@ func (l *lease) unpin() {
 	if pc == nil {
 		return
 	}
-	if l.dirty || l.tx != nil {
+	real := l.detach()
+	switch {
+	case l.dirty || l.tx != nil:
 		pc.Destroy()
-	} else {
+	case len(real) > 0 && !l.n.closeStmts(pc, real):
+		// the statements could not be closed: neither can pc be reused
+	default:
 		pc.Release()
 	}
 	l.pc, l.n, l.dirty, l.tx = nil, nil, false, nil

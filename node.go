@@ -127,3 +127,28 @@ func (c *Connector) writable() error {
 	}
 	return nil
 }
+
+// closeStmts closes real statements still open on pc, a clean pin about to
+// go back to the pool, so that none outlives its lease on the server. It
+// is bounded by probe_timeout (Close takes no context and lib/pq may
+// block on a hung server) and reports whether pc may be reused: on
+// failure or timeout pc is destroyed.
+func (n *node) closeStmts(pc *pool.Conn, stmts []driver.Stmt) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), n.c.cfg.ProbeTimeout)
+	defer cancel()
+	_, err := watched(n.c, ctx, pc, func() (struct{}, error) {
+		var errs []error
+		for _, st := range stmts {
+			errs = append(errs, st.Close())
+		}
+		return struct{}{}, errors.Join(errs...)
+	}, nil)
+	switch {
+	case err == errAbandoned: // watched destroys pc when Close returns
+		return false
+	case err != nil:
+		pc.Destroy()
+		return false
+	}
+	return true
+}

@@ -22,10 +22,16 @@ func needsWatch(driverName string) bool {
 	return true
 }
 
+// watches reports whether a call bounded by ctx must run in a goroutine
+// (watched): the driver may block past a context's end (needsWatch) and
+// ctx can end. Callers test it before building the closure watched takes,
+// so that an inline call allocates nothing.
+func (c *Connector) watches(ctx context.Context) bool { return c.watch && ctx.Done() != nil }
+
 // execWatched runs execReal on pc, bounded by ctx even when the driver
-// ignores ctx (see needsWatch).
+// ignores ctx.
 func execWatched(c *Connector, ctx context.Context, pc *pool.Conn, query string, args []driver.NamedValue) (driver.Result, error) {
-	if !c.watch || ctx.Done() == nil {
+	if !c.watches(ctx) {
 		return execReal(ctx, pc.Raw(), query, args)
 	}
 	return watched(c, ctx, pc, func() (driver.Result, error) {
@@ -36,7 +42,7 @@ func execWatched(c *Connector, ctx context.Context, pc *pool.Conn, query string,
 // queryWatched runs queryReal on pc and wraps its rows, bounded by ctx like
 // execWatched.
 func queryWatched(c *Connector, ctx context.Context, pc *pool.Conn, query string, args []driver.NamedValue) (*rows, error) {
-	if !c.watch || ctx.Done() == nil {
+	if !c.watches(ctx) {
 		return queryRows(ctx, pc, query, args)
 	}
 	return watched(c, ctx, pc, func() (*rows, error) {
@@ -52,8 +58,9 @@ func queryRows(ctx context.Context, pc *pool.Conn, query string, args []driver.N
 	return &rows{rs: rs, st: st}, nil
 }
 
-// watched runs f, which uses pc, bounded by ctx: when ctx ends first the
-// caller gets errAbandoned and pc is destroyed once f lets go of it.
+// watched runs f, which uses pc, in a goroutine bounded by ctx (await):
+// when ctx ends first the caller gets errAbandoned, and pc is destroyed
+// once f lets go of it (after discard cleaned up what f returned).
 func watched[T any](c *Connector, ctx context.Context, pc *pool.Conn, f func() (T, error), discard func(T)) (T, error) {
 	return await(&c.bg, ctx, f, func(v T, err error) {
 		if err == nil && discard != nil {

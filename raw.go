@@ -1,0 +1,60 @@
+package rwpool
+
+import (
+	"context"
+	"database/sql"
+)
+
+// Raw calls f with the real driver connection behind c, for what only the
+// real driver can do: pgx's CopyFrom, LISTEN and WaitForNotification, or
+// pgx-only types through (*stdlib.Conn).Conn(); lib/pq's and
+// go-sql-driver/mysql's own connection methods. driverConn is the real
+// driver's driver.Conn (for pgx's stdlib a *stdlib.Conn).
+//
+// Raw pins c's lease to a primary connection (or keeps the one it is
+// pinned to, such as a transaction's) and treats that connection as
+// session-changed: whatever f did to it stays with c until c is closed,
+// and it is then closed instead of going back to the pool for another
+// lease. Later statements on c run on it too.
+//
+// Inside f rwpool does nothing: no routing, no replay, no deadline watch
+// and no breaker; f must not keep driverConn after it returns. A
+// connection-level error returned by f counts against the primary like a
+// failed statement.
+//
+//	err := rwpool.Raw(ctx, c, func(dc any) error {
+//		pgxConn := dc.(*stdlib.Conn).Conn()
+//		_, err := pgxConn.CopyFrom(ctx, pgx.Identifier{"t"}, []string{"id"}, src)
+//		return err
+//	})
+func Raw(ctx context.Context, c *sql.Conn, f func(driverConn any) error) error {
+	return c.Raw(func(dc any) error {
+		vc, ok := dc.(*conn)
+		if !ok {
+			return ErrNotRWPool
+		}
+		return vc.raw(ctx, f)
+	})
+}
+
+func (vc *conn) raw(ctx context.Context, f func(any) error) error {
+	if err := vc.usable(); err != nil {
+		return err
+	}
+	l := &vc.lease
+	fresh := !l.pinned()
+	if fresh {
+		if err := vc.c.writable(); err != nil {
+			return err
+		}
+		n := vc.c.primary
+		pc, err := n.acquire(ctx)
+		if err != nil {
+			return err
+		}
+		l.pin(pc, n, true)
+	}
+	l.dirty = true
+	_, err := l.settle(ctx, f(l.pc.Raw()), fresh)
+	return err
+}
