@@ -15,8 +15,8 @@ import (
 
 	"github.com/rwpool/rwpool/dsn"
 	"github.com/rwpool/rwpool/health"
+	"github.com/rwpool/rwpool/internal/replication"
 	"github.com/rwpool/rwpool/pool"
-	"github.com/rwpool/rwpool/replication"
 	"github.com/rwpool/rwpool/routing"
 )
 

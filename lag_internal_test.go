@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/rwpool/rwpool/dsn"
-	"github.com/rwpool/rwpool/replication"
+	"github.com/rwpool/rwpool/internal/replication"
 )
 
 // nopDriver connects to nothing: these tests drive the health state by
