@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/rwpool/rwpool/dsn"
-	"github.com/rwpool/rwpool/health"
+	"github.com/rwpool/rwpool/internal/breaker"
 	"github.com/rwpool/rwpool/internal/replication"
 	"github.com/rwpool/rwpool/pool"
 	"github.com/rwpool/rwpool/routing"
@@ -120,7 +120,7 @@ func (c *Connector) startChecker(n *node) {
 	go func() {
 		defer c.bg.Done()
 		var conn driver.Conn
-		hc := health.Checker{
+		hc := breaker.Checker{
 			Node:     n.health,
 			Interval: c.cfg.CheckInterval,
 			Probe:    func(fresh bool) (time.Duration, error) { return n.probe(&conn, fresh) },
@@ -163,7 +163,7 @@ func (c *Connector) newNode(real driver.Driver, nc dsn.Node) (*node, error) {
 		return nil, err // a *pool.Error, naming the node
 	}
 	return &node{c: c, cfg: nc, pool: p, conn: nodeConnector{Connector: rc, dsn: nc.DSN, c: c},
-		health: health.NewNode(nc.Name, nc.Role.String(), c.notify)}, nil
+		health: breaker.NewNode(nc.Name, nc.Role.String(), c.notify)}, nil
 }
 
 // lookupDriver finds the registered driver cfg names. database/sql offers no

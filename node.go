@@ -10,6 +10,7 @@ import (
 
 	"github.com/rwpool/rwpool/dsn"
 	"github.com/rwpool/rwpool/health"
+	"github.com/rwpool/rwpool/internal/breaker"
 	"github.com/rwpool/rwpool/pool"
 )
 
@@ -19,7 +20,7 @@ type node struct {
 	c      *Connector
 	cfg    dsn.Node
 	pool   *pool.Pool
-	health *health.Node
+	health *breaker.Node
 	conn   nodeConnector // the real driver's connector, redacting and bounding dials
 
 	confirming atomic.Bool // a confirming probe is running

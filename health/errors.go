@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql/driver"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"syscall"
@@ -55,9 +54,7 @@ func IsConnError(err error) bool {
 // reports a role its configuration does not expect.
 var ErrRoleMismatch = errors.New("reported role differs from the configured one")
 
-func roleError(name, role string, readOnly bool) error {
-	if readOnly {
-		return fmt.Errorf("%s %s reports read-only (demoted?): %w", role, name, ErrRoleMismatch)
-	}
-	return fmt.Errorf("%s %s reports writable (promoted?): %w", role, name, ErrRoleMismatch)
-}
+// ErrProbeTimeout is wrapped by the error of a health probe that got no
+// answer within probe_timeout: the sign of a hung node. A node tripped by
+// such a probe has it in its Event's Cause.
+var ErrProbeTimeout = errors.New("probe timed out")
