@@ -11,7 +11,7 @@ import (
 // error or a dial error; test with errors.Is.
 var (
 	// ErrClosed: the pool has been closed.
-	ErrClosed = errors.New("rwpool: pool closed")
+	ErrClosed = errors.New("rwpool: closed")
 	// ErrAcquireTimeout: Acquire waited AcquireTimeout without getting a
 	// connection.
 	ErrAcquireTimeout = errors.New("rwpool: acquire timeout")
