@@ -160,7 +160,7 @@ func (c *Connector) newNode(real driver.Driver, nc dsn.Node) (*node, error) {
 	})
 	if err != nil {
 		closeConnector(rc)
-		return nil, err // a *pool.Error, naming the node
+		return nil, err // names the node
 	}
 	return &node{c: c, cfg: nc, pool: p, conn: nodeConnector{Connector: rc, dsn: nc.DSN, c: c},
 		health: breaker.NewNode(nc.Name, nc.Role.String(), c.notify)}, nil
