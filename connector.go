@@ -61,17 +61,24 @@ var _ interface {
 //	if err != nil { ... }
 //	db := sql.OpenDB(c)
 //
-// cfg is validated (with the same rules as a parsed DSN) and copied; later
-// changes to it have no effect. The underlying driver must be registered with
+// cfg must come from dsn.NewConfig or dsn.Parse (a dsn.Config literal is
+// rejected: its zero values would silently turn off the breaker and
+// waiting). It is validated with the same rules as a parsed DSN and copied,
+// with default node names filled in (cfg.Nodes()); later changes to cfg
+// have no effect. The underlying driver must be registered with
 // database/sql, usually by a blank import.
 func NewConnector(cfg *dsn.Config, opts ...Option) (*Connector, error) {
 	if cfg == nil {
 		return nil, errors.New("rwpool: nil config")
 	}
-	cp := *cfg
-	cp.Replicas = slices.Clone(cfg.Replicas)
-	if err := cp.Validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	cp := *cfg
+	nodes := cfg.Nodes() // a fresh slice, not shared with cfg
+	cp.Primary, cp.Replicas = nodes[0], nil
+	if len(nodes) > 1 {
+		cp.Replicas = nodes[1:]
 	}
 	real, err := lookupDriver(&cp)
 	if err != nil {
@@ -88,7 +95,6 @@ func NewConnector(cfg *dsn.Config, opts ...Option) (*Connector, error) {
 		o(c)
 	}
 
-	nodes := append([]dsn.Node{cp.Primary}, cp.Replicas...)
 	picks := make([]routing.Candidate, 0, len(cp.Replicas))
 	for _, nc := range nodes {
 		n, err := c.newNode(real, nc)
