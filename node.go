@@ -26,10 +26,10 @@ type node struct {
 	confirming atomic.Bool // a confirming probe is running
 	repl       replState   // role, position and lag as last read
 
-	served    atomic.Uint64 // statements and transactions routed here
-	errors    atomic.Uint64 // statements that failed here
-	replays   atomic.Uint64 // reads that failed here and were replayed elsewhere
-	fallbacks atomic.Uint64 // reads served here because no replica was available
+	served    atomic.Int64 // statements and transactions routed here
+	errors    atomic.Int64 // statements that failed here
+	replays   atomic.Int64 // reads that failed here and were replayed elsewhere
+	fallbacks atomic.Int64 // reads served here because no replica was available
 }
 
 // unavailableError is returned, at once, for a borrow from a tripped node.
