@@ -117,7 +117,7 @@ func TestPrimaryDownWritesFailFastAndRecover(t *testing.T) {
 	// The first failures are the real ones; a confirming probe trips the node.
 	waitFor(t, "primary tripped", func() bool {
 		cc.db.Exec("INSERT INTO t VALUES (2)")
-		return cc.stats(t, "primary").State == "unavailable"
+		return cc.stats(t, "primary").State == rwpool.Unavailable
 	})
 	var durs []time.Duration
 	for range 1000 {
@@ -142,12 +142,12 @@ func TestPrimaryDownWritesFailFastAndRecover(t *testing.T) {
 		t.Fatalf("read with the primary down: %q, %v", node, err)
 	}
 	st := cc.stats(t, "primary")
-	if st.Trips != 1 || st.UnavailableSince.IsZero() || st.LastError == "" || strings.Contains(st.LastError, sentinelPW) {
+	if st.Trips != 1 || st.State != rwpool.Unavailable || st.Since.IsZero() || st.LastError == "" || strings.Contains(st.LastError, sentinelPW) {
 		t.Fatalf("stats of a tripped primary: %+v", st)
 	}
 	cc.primary.down.Store(false)
 	waitFor(t, "primary recovered by the health checker", func() bool {
-		return cc.stats(t, "primary").State == "available"
+		return cc.stats(t, "primary").State == rwpool.Available
 	})
 	if _, err := cc.db.Exec("INSERT INTO t VALUES (4)"); err != nil {
 		t.Fatalf("write after recovery: %v", err)
@@ -181,7 +181,7 @@ func TestReadsReplayOnOtherNodes(t *testing.T) {
 	// The confirming probe runs beside the reads: 500 fast reads may
 	// finish before it has tripped the node.
 	waitFor(t, "replica1 tripped by its confirming probe", func() bool {
-		return cc.stats(t, "replica1").State == "unavailable"
+		return cc.stats(t, "replica1").State == rwpool.Unavailable
 	})
 	if st := cc.stats(t, "replica1"); st.Replays == 0 {
 		t.Fatalf("replica1 after failing: %+v", st)
@@ -209,7 +209,7 @@ func TestReadsReplayOnOtherNodes(t *testing.T) {
 			seen[strings.Contains(node, "-r1")] = true
 			seen[strings.Contains(node, "-r2")] = seen[strings.Contains(node, "-r2")] || strings.Contains(node, "-r2")
 		}
-		return seen[true] && cc.stats(t, "replica2").State == "available"
+		return seen[true] && cc.stats(t, "replica2").State == rwpool.Available
 	})
 }
 
@@ -218,7 +218,7 @@ func TestFallbackErrorFailsReadsWithErrUnavailable(t *testing.T) {
 	cc.replicas[0].down.Store(true)
 	waitFor(t, "replica tripped", func() bool {
 		cc.read(t)
-		return cc.stats(t, "replica1").State == "unavailable"
+		return cc.stats(t, "replica1").State == rwpool.Unavailable
 	})
 	if _, err := cc.read(t); !errors.Is(err, rwpool.ErrUnavailable) {
 		t.Fatalf("read with no replica and fallback=error: %v", err)
@@ -238,7 +238,7 @@ func TestBreakerOffLeavesOnlyPools(t *testing.T) {
 		}
 	}
 	time.Sleep(200 * time.Millisecond) // several check intervals: nothing may trip
-	if st := cc.stats(t, "primary"); st.State != "available" || st.Trips != 0 {
+	if st := cc.stats(t, "primary"); st.State != rwpool.Available || st.Trips != 0 {
 		t.Fatalf("breaker=off tripped a node: %+v", st)
 	}
 }
@@ -257,7 +257,7 @@ func TestConcurrentFailuresMakeOneTransition(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	waitFor(t, "replica tripped", func() bool { return cc.stats(t, "replica1").State == "unavailable" })
+	waitFor(t, "replica tripped", func() bool { return cc.stats(t, "replica1").State == rwpool.Unavailable })
 	if ev := cc.eventsOf("replica1"); len(ev) != 1 {
 		t.Fatalf("%d events for one outage, want 1: %+v", len(ev), ev)
 	}
@@ -284,7 +284,7 @@ func TestDeadlineOnHungNode(t *testing.T) {
 	}
 	// The statement's deadline started a confirming probe, which hangs too:
 	// the node is tripped and later reads go elsewhere at once.
-	waitFor(t, "hung replica tripped", func() bool { return cc.stats(t, "replica1").State == "unavailable" })
+	waitFor(t, "hung replica tripped", func() bool { return cc.stats(t, "replica1").State == rwpool.Unavailable })
 	if node, err := cc.read(t); err != nil || strings.Contains(node, "-r1") {
 		t.Fatalf("read after the hung replica tripped: %q, %v", node, err)
 	}

@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/rwpool/rwpool/dsn"
-	"github.com/rwpool/rwpool/health"
+	"github.com/rwpool/rwpool/internal/breaker"
+	"github.com/rwpool/rwpool/internal/replication"
 	"github.com/rwpool/rwpool/pool"
-	"github.com/rwpool/rwpool/replication"
 	"github.com/rwpool/rwpool/routing"
 )
 
@@ -62,17 +62,24 @@ var _ interface {
 //	if err != nil { ... }
 //	db := sql.OpenDB(c)
 //
-// cfg is validated (with the same rules as a parsed DSN) and copied; later
-// changes to it have no effect. The underlying driver must be registered with
+// cfg must come from dsn.NewConfig or dsn.Parse (a dsn.Config literal is
+// rejected: its zero values would silently turn off the breaker and
+// waiting). It is validated with the same rules as a parsed DSN and copied,
+// with default node names filled in (cfg.Nodes()); later changes to cfg
+// have no effect. The underlying driver must be registered with
 // database/sql, usually by a blank import.
 func NewConnector(cfg *dsn.Config, opts ...Option) (*Connector, error) {
 	if cfg == nil {
 		return nil, errors.New("rwpool: nil config")
 	}
-	cp := *cfg
-	cp.Replicas = slices.Clone(cfg.Replicas)
-	if err := cp.Validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	cp := *cfg
+	nodes := cfg.Nodes() // a fresh slice, not shared with cfg
+	cp.Primary, cp.Replicas = nodes[0], nil
+	if len(nodes) > 1 {
+		cp.Replicas = nodes[1:]
 	}
 	real, err := lookupDriver(&cp)
 	if err != nil {
@@ -89,7 +96,6 @@ func NewConnector(cfg *dsn.Config, opts ...Option) (*Connector, error) {
 		o(c)
 	}
 
-	nodes := append([]dsn.Node{cp.Primary}, cp.Replicas...)
 	picks := make([]routing.Candidate, 0, len(cp.Replicas))
 	for _, nc := range nodes {
 		n, err := c.newNode(real, nc)
@@ -121,7 +127,7 @@ func (c *Connector) startChecker(n *node) {
 	go func() {
 		defer c.bg.Done()
 		var conn driver.Conn
-		hc := health.Checker{
+		hc := breaker.Checker{
 			Node:     n.health,
 			Interval: c.cfg.CheckInterval,
 			Probe:    func(fresh bool) (time.Duration, error) { return n.probe(&conn, fresh) },
@@ -161,10 +167,10 @@ func (c *Connector) newNode(real driver.Driver, nc dsn.Node) (*node, error) {
 	})
 	if err != nil {
 		closeConnector(rc)
-		return nil, err // a *pool.Error, naming the node
+		return nil, err // names the node
 	}
 	return &node{c: c, cfg: nc, pool: p, conn: nodeConnector{Connector: rc, dsn: nc.DSN, c: c},
-		health: health.NewNode(nc.Name, nc.Role.String(), c.notify)}, nil
+		health: breaker.NewNode(nc.Name, nc.Role.String(), c.notify)}, nil
 }
 
 // lookupDriver finds the registered driver cfg names. database/sql offers no

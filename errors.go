@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/rwpool/rwpool/health"
+	"github.com/rwpool/rwpool/pool"
 )
 
 // Errors a caller may branch on with errors.Is. Errors from the real driver
@@ -21,12 +24,44 @@ var (
 	// does not send writes to such a node. It also wraps ErrUnavailable.
 	ErrReadOnly = errors.New("rwpool: primary is read-only")
 
-	// ErrClosed is returned for statements issued after the Connector (and
-	// so the *sql.DB) was closed.
-	ErrClosed = errors.New("rwpool: closed")
+	// ErrClosed is returned, or wrapped, for a statement issued after the
+	// Connector (and so the *sql.DB) was closed, and for one that was
+	// waiting for a connection when it closed. It is the same value as
+	// pool.ErrClosed.
+	ErrClosed = pool.ErrClosed
 
-	// ErrNotRWPool is returned by the functions that take a *sql.DB (Stats,
-	// Configure) for one not opened with rwpool.
+	// ErrAcquireTimeout is wrapped by the error of a statement that waited
+	// acquire_timeout for a connection to a node whose pool was full
+	// (pool_size connections in use) and got none. The statement did not
+	// run and is not retried on another node. The error names the node and
+	// the pool's occupancy. A full pool usually means more concurrent
+	// statements than pool_size allows: bound them with db.SetMaxOpenConns,
+	// or raise pool_size. With acquire_timeout=0 only the statement's
+	// context bounds the wait, and its end is reported as the context's
+	// error instead.
+	ErrAcquireTimeout = pool.ErrAcquireTimeout
+
+	// ErrTooManyWaiters is wrapped by the error of a statement refused at
+	// once because a node's pool was full and max_waiters statements were
+	// already waiting for it (with max_waiters=0, whenever the pool is
+	// full). The statement did not run and is not retried on another node;
+	// the error names the node. It sheds load instead of queueing without
+	// bound.
+	ErrTooManyWaiters = pool.ErrTooManyWaiters
+
+	// ErrRoleMismatch is wrapped by the Cause of a RoleChanged event while
+	// the server reports a role its configuration does not expect: a
+	// writable replica (promoted?) or a read-only primary (demoted?).
+	ErrRoleMismatch = health.ErrRoleMismatch
+
+	// ErrProbeTimeout is wrapped by the Cause of the Event (and shows in
+	// NodeStats.LastError) of a node tripped because its health probe got
+	// no answer within probe_timeout: the sign of a hung server rather
+	// than a refused connection.
+	ErrProbeTimeout = health.ErrProbeTimeout
+
+	// ErrNotRWPool is returned by the functions that take a *sql.DB or a
+	// *sql.Conn (Stats, Configure, Raw) for one not opened with rwpool.
 	ErrNotRWPool = errors.New("rwpool: not an rwpool database")
 )
 

@@ -4,34 +4,69 @@ import (
 	"github.com/rwpool/rwpool/health"
 )
 
-// State is a node's availability, as in Event.From and Event.To.
+// State is where a node stands with routing; NodeStats.State, Event.From
+// and Event.To hold one. Compare it with the constants
+// (n.State == rwpool.Lagging); String gives "available", "unavailable" or
+// "lagging". It is the same type as health.State.
 type State = health.State
 
-// The states of a node.
+// The states of a node. Every node starts Available.
 const (
-	Available   = health.Available
+	// Available: routing may choose the node for every statement it is fit
+	// for (writes and reads on the primary, reads on a replica).
+	Available = health.Available
+	// Unavailable: the node's circuit breaker is open. A connection-level
+	// failure was confirmed by a probe on a fresh connection; the node gets
+	// no statements, and a statement that needs it fails at once with an
+	// error wrapping ErrUnavailable, until a health probe succeeds
+	// (checked every check_interval).
 	Unavailable = health.Unavailable
-	Lagging     = health.Lagging // a replica behind max_lag: no reads until it catches up
+	// Lagging: a replica that answers its probes but was measured further
+	// behind the primary than max_lag. It gets no new reads until its lag
+	// is under half of max_lag; statements already running on it finish.
+	Lagging = health.Lagging
 )
 
-// Event is one change of a node: it became unavailable (Cause says why),
-// available again (Downtime says after how long), lagging or caught up
-// (max_lag), or, with Kind RoleChanged, it reports a role its
-// configuration does not expect (Cause says which), or the expected one
-// again.
+// Event is one change of a node, passed to the handler set with
+// WithEventHandler or OnEvent and logged through the logger set with
+// WithLogger or SetLogger. However many statements see the same failure at
+// once, a transition happens, and is reported, once; the events of one
+// node arrive in order. It is the same type as health.Event. Its fields:
+//
+//   - Kind: StateChanged for a transition, RoleChanged for a change of
+//     the role the server reports.
+//   - Node: the node's name from the DSN ("primary", "replica1", or its
+//     name= attribute). Role: its configured role, "primary" or "replica".
+//   - From, To: the states before and after a StateChanged event; both
+//     the node's current state for RoleChanged.
+//   - Cause: why the node became Unavailable (the connection error, with
+//     the confirming probe's), why it became Lagging (its measured lag), or
+//     for RoleChanged, why its reported role is unexpected (wrapping
+//     ErrRoleMismatch). nil when a node becomes Available again or reports
+//     its expected role again. Node DSNs never appear in it.
+//   - Downtime: when a node leaves Unavailable, how long it was unavailable.
+//   - ReadOnly: for RoleChanged, whether the server reports itself
+//     read-only.
+//   - At: when the change happened.
 type Event = health.Event
 
-// EventKind says what an Event reports.
+// EventKind says what an Event reports: StateChanged or RoleChanged. It is
+// the same type as health.EventKind.
 type EventKind = health.EventKind
 
 // The kinds of Event.
 const (
+	// StateChanged: the node went From one State To another: it became
+	// unavailable (Cause says why), available again (Downtime says after
+	// how long), lagging (Cause gives the lag) or caught up.
 	StateChanged = health.StateChanged
-	RoleChanged  = health.RoleChanged
+	// RoleChanged: the server reports a role its configuration does not
+	// expect (a writable replica: promoted?; a read-only primary: demoted?,
+	// and then writes fail with ErrReadOnly), with Cause wrapping
+	// ErrRoleMismatch; or it reports the expected role again, with Cause
+	// nil. ReadOnly says what it reports.
+	RoleChanged = health.RoleChanged
 )
-
-// ErrRoleMismatch is wrapped by the Cause of a RoleChanged event.
-var ErrRoleMismatch = health.ErrRoleMismatch
 
 // notify logs a transition and passes it to the handler.
 func (c *Connector) notify(e Event) {

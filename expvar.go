@@ -102,12 +102,12 @@ type expvarNode struct {
 	Idle                int       `json:"idle"`
 	InUse               int       `json:"in_use"`
 	Waiting             int       `json:"waiting"`
-	Served              uint64    `json:"served"`
-	Errors              uint64    `json:"errors"`
+	Served              int64     `json:"served"`
+	Errors              int64     `json:"errors"`
 	WaitCount           int64     `json:"wait_count"`
 	WaitSeconds         float64   `json:"wait_seconds"`
-	Replays             uint64    `json:"replays"`
-	Fallbacks           uint64    `json:"fallbacks"`
+	Replays             int64     `json:"replays"`
+	Fallbacks           int64     `json:"fallbacks"`
 	LagSeconds          *float64  `json:"lag_seconds,omitempty"`
 	LagKnown            bool      `json:"lag_known"`
 	Position            string    `json:"position"`
@@ -124,9 +124,8 @@ func newExpvarSnapshot(s Snapshot) expvarSnapshot {
 			Role:                n.Role,
 			Weight:              n.Weight,
 			Available:           n.Available,
-			State:               n.State,
+			State:               n.State.String(),
 			Since:               n.Since,
-			UnavailableSince:    n.UnavailableSince,
 			Trips:               n.Trips,
 			LastError:           n.LastError,
 			ProbeLatencySeconds: n.ProbeLatency.Seconds(),
@@ -144,8 +143,11 @@ func newExpvarSnapshot(s Snapshot) expvarSnapshot {
 			LagKnown:            n.LagKnown,
 			Position:            n.Position,
 			Reports:             n.Reports,
-			RoleMismatch:        n.RoleMismatch,
+			RoleMismatch:        n.RoleMismatch(),
 			StatusError:         n.StatusError,
+		}
+		if n.State == Unavailable {
+			out.Nodes[i].UnavailableSince = n.Since
 		}
 		if n.LagKnown {
 			lag := n.Lag.Seconds()

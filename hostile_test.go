@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/rwpool/rwpool"
 )
 
 // Hostile input: each case ends in a clear error or a correct answer, never
@@ -105,7 +107,7 @@ func TestCancelledContextAndStatementsAfterClose(t *testing.T) {
 		t.Fatalf("read with a cancelled context: %v", err)
 	}
 	for _, n := range []string{"primary", "replica1"} {
-		if st := cc.stats(t, n); st.State != "available" || st.InUse != 0 {
+		if st := cc.stats(t, n); st.State != rwpool.Available || st.InUse != 0 {
 			t.Fatalf("a cancelled context must not trip or leak: %+v", st)
 		}
 	}

@@ -270,7 +270,7 @@ func TestIntegrationMaxLag(t *testing.T) {
 		})
 		cl.delayReplica(t, cl.replicas[0], "3")
 		took := eventually(t, 15*time.Second, "replica1 lagging", func() bool {
-			return nodeStats(t, db, "replica1").State == "lagging"
+			return nodeStats(t, db, "replica1").State == rwpool.Lagging
 		})
 		s1, s2 := nodeStats(t, db, "replica1"), nodeStats(t, db, "replica2")
 		t.Logf("%s: replica1 out of reads %s after the delay began, lag %s; replica2 lag %s",
@@ -278,7 +278,7 @@ func TestIntegrationMaxLag(t *testing.T) {
 		if s1.Available || s1.Lag <= time.Second {
 			t.Errorf("replica1 lagging but Available %v, Lag %s", s1.Available, s1.Lag)
 		}
-		if s2.State != "available" || s2.Lag >= time.Second {
+		if s2.State != rwpool.Available || s2.Lag >= time.Second {
 			t.Errorf("replica2: state %s, lag %s; want available, under 1s", s2.State, s2.Lag)
 		}
 		for range 50 {
@@ -294,7 +294,7 @@ func TestIntegrationMaxLag(t *testing.T) {
 
 		clusterOp(t, "delay-node", portOf(cl.replicas[0]), "0")
 		took = eventually(t, 15*time.Second, "replica1 back in reads", func() bool {
-			return nodeStats(t, db, "replica1").State == "available"
+			return nodeStats(t, db, "replica1").State == rwpool.Available
 		})
 		t.Logf("%s: replica1 back %s after the delay ended", cl.name, took.Round(time.Millisecond))
 		evs := events.forNode("replica1")
@@ -331,11 +331,11 @@ func TestIntegrationRoleChecks(t *testing.T) {
 		clusterOp(t, "promote-node", promoted)
 		eventually(t, 10*time.Second, "the promoted replica2 flagged", func() bool {
 			s := nodeStats(t, db, "replica2")
-			return s.RoleMismatch && s.Reports == "writable"
+			return s.RoleMismatch() && s.Reports == "writable"
 		})
 		clusterOp(t, "rejoin-node", promoted)
 		eventually(t, 30*time.Second, "replica2 a replica again", func() bool {
-			return !nodeStats(t, db, "replica2").RoleMismatch
+			return !nodeStats(t, db, "replica2").RoleMismatch()
 		})
 		evs := events.forNode("replica2")
 		var roles []rwpool.Event
@@ -358,7 +358,7 @@ func TestIntegrationRoleChecks(t *testing.T) {
 		})
 		clusterOp(t, "set-read-only", primary, "on")
 		eventually(t, 10*time.Second, "the read-only primary flagged", func() bool {
-			return nodeStats(t, db, "primary").RoleMismatch
+			return nodeStats(t, db, "primary").RoleMismatch()
 		})
 		served := nodeStats(t, db, "primary").Served
 		start := time.Now()

@@ -419,7 +419,7 @@ func TestFaultNodeDiesUnderTransaction(t *testing.T) {
 		const table = "rw_faults_tx"
 		mustExec(t, db, "DROP TABLE IF EXISTS "+table)
 		mustExec(t, db, "CREATE TABLE "+table+" (id INT PRIMARY KEY)")
-		replays := func() uint64 { return nodeStats(t, db, "primary").Replays }
+		replays := func() int64 { return nodeStats(t, db, "primary").Replays }
 		before := replays()
 
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

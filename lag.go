@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/rwpool/rwpool/replication"
+	"github.com/rwpool/rwpool/internal/replication"
 	"github.com/rwpool/rwpool/routing"
 )
 

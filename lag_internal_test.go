@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/rwpool/rwpool/dsn"
-	"github.com/rwpool/rwpool/replication"
+	"github.com/rwpool/rwpool/internal/replication"
 )
 
 // nopDriver connects to nothing: these tests drive the health state by
@@ -112,7 +112,7 @@ func TestStatusErrorKept(t *testing.T) {
 	c, _ := newTestConnector(t, time.Second)
 	r := c.replicas[0]
 	r.observe(time.Now(), replication.Status{}, errors.New("status query: permission denied"))
-	if s := c.Stats().Nodes[1]; s.StatusError == "" || s.State != "available" {
+	if s := c.Stats().Nodes[1]; s.StatusError == "" || s.State != Available {
 		t.Errorf("after a failed status: %+v", s)
 	}
 	r.observe(time.Now(), replication.Status{}, errNoFlavor) // a driver without positions: not an error

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rwpool/rwpool/dsn"
 	"github.com/rwpool/rwpool/health"
+	"github.com/rwpool/rwpool/internal/breaker"
 	"github.com/rwpool/rwpool/pool"
 )
 
@@ -18,16 +19,16 @@ type node struct {
 	c      *Connector
 	cfg    dsn.Node
 	pool   *pool.Pool
-	health *health.Node
+	health *breaker.Node
 	conn   nodeConnector // the real driver's connector, redacting and bounding dials
 
 	confirming atomic.Bool // a confirming probe is running
 	repl       replState   // role, position and lag as last read
 
-	served    atomic.Uint64 // statements and transactions routed here
-	errors    atomic.Uint64 // statements that failed here
-	replays   atomic.Uint64 // reads that failed here and were replayed elsewhere
-	fallbacks atomic.Uint64 // reads served here because no replica was available
+	served    atomic.Int64 // statements and transactions routed here
+	errors    atomic.Int64 // statements that failed here
+	replays   atomic.Int64 // reads that failed here and were replayed elsewhere
+	fallbacks atomic.Int64 // reads served here because no replica was available
 }
 
 // acquire borrows a real connection from the node's pool; from a tripped

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/rwpool/rwpool/health"
-	"github.com/rwpool/rwpool/replication"
+	"github.com/rwpool/rwpool/internal/replication"
 )
 
 // probe runs probe_query on *conn, dialling a new connection first when

@@ -64,12 +64,12 @@ func TestPasswordNeverLeaks(t *testing.T) {
 		}
 	}
 	waitFor(t, "nodes tripped", func() bool {
-		return cc.stats(t, "primary").State == "unavailable" && cc.stats(t, "replica1").State == "unavailable"
+		return cc.stats(t, "primary").State == rwpool.Unavailable && cc.stats(t, "replica1").State == rwpool.Unavailable
 	})
 	cc.replicas[0].down.Store(false)
 	cc.primary.down.Store(false)
 	waitFor(t, "nodes recovered", func() bool {
-		return cc.stats(t, "primary").State == "available" && cc.stats(t, "replica1").State == "available"
+		return cc.stats(t, "primary").State == rwpool.Available && cc.stats(t, "replica1").State == rwpool.Available
 	})
 	s, err := rwpool.Stats(cc.db)
 	if err != nil {

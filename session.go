@@ -5,8 +5,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rwpool/rwpool/internal/replication"
 	"github.com/rwpool/rwpool/pool"
-	"github.com/rwpool/rwpool/replication"
 )
 
 // WithSession returns a context that carries a causal session: after a

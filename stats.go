@@ -6,41 +6,64 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/rwpool/rwpool/dsn"
 )
 
-// NodeStats describes one node at one moment.
+// NodeStats describes one node, as part of a Snapshot.
+//
+// The breaker's fields (State, Since, Trips, LastError, Available) are read
+// together, as of one moment, and so are the pool's (MaxOpen, Open, Idle,
+// InUse, Waiting, WaitCount, WaitDuration): a node is never shown tripped
+// with the previous trip's count, and Open is never less than Idle plus
+// InUse. The other counters (Served, Errors, Replays, Fallbacks) and the
+// replication fields are read one by one while statements run, so two of
+// them may differ by the statements in flight. Counters are int64, gauges
+// int, as in database/sql's DBStats.
 type NodeStats struct {
-	Name             string        // node name from the DSN
-	Role             string        // "primary" or "replica"
-	Weight           int           // replica weight (1 for the primary)
-	Available        bool          // whether routing may choose it
-	State            string        // "available", "unavailable" or "lagging" (a replica behind max_lag)
-	Since            time.Time     // when the node entered State
-	UnavailableSince time.Time     // when it became unavailable; zero while available
-	Trips            int64         // times it became unavailable
-	LastError        string        // cause of the last trip (node DSNs redacted)
-	ProbeLatency     time.Duration // latency of the last successful health probe
-	MaxOpen          int           // pool_size
-	Open             int           // real connections open (idle + in use + dialing)
-	Idle             int           // real connections idle in the pool
-	InUse            int           // real connections borrowed
-	Waiting          int           // borrowers waiting for a connection now
-	Served           uint64        // statements and transactions routed to it
-	Errors           uint64        // statements that failed on it
-	WaitCount        int64         // borrows that had to wait
-	WaitDuration     time.Duration // total time borrows waited
-	Replays          uint64        // reads that failed here and were replayed on another node
-	Fallbacks        uint64        // reads served here (the primary) because no replica was available
+	Name         string        // node name from the DSN
+	Role         string        // "primary" or "replica"
+	Weight       int           // replica weight (1 for the primary)
+	Available    bool          // whether routing may choose it: State == Available
+	State        State         // Available, Unavailable or Lagging (a replica behind max_lag)
+	Since        time.Time     // when the node entered State (while Unavailable: since when it is down)
+	Trips        int64         // times it became unavailable
+	LastError    string        // cause of the last trip (node DSNs redacted); "" before the first
+	ProbeLatency time.Duration // latency of the last successful health probe
+	MaxOpen      int           // pool_size
+	Open         int           // real connections open (idle + in use + dialing + closing)
+	Idle         int           // real connections idle in the pool
+	InUse        int           // real connections borrowed
+	Waiting      int           // borrowers waiting for a connection now
+	Served       int64         // statements and transactions routed to it
+	Errors       int64         // statements that failed on it, borrows refused while unavailable included
+	WaitCount    int64         // borrows that had to wait
+	WaitDuration time.Duration // total time borrows waited
+	Replays      int64         // reads that failed here and were replayed on another node
+	Fallbacks    int64         // reads served here (the primary) because no replica was available
 
 	// Replication, as the health checker last read it (PostgreSQL, MariaDB
 	// and MySQL; nothing for other drivers or with breaker=off).
-	Lag          time.Duration // replicas: how far behind the primary; valid if LagKnown
-	LagKnown     bool          // a lag has been measured
-	Position     string        // LSN or GTID the node has applied (replica) or written (primary)
-	Reports      string        // the role the server reports: "read-only", "writable", or "" before the first status
-	RoleMismatch bool          // a writable replica (promoted?) or a read-only primary (demoted?)
-	StatusError  string        // why the last status query failed, if it did
+	Lag         time.Duration // replicas: how far behind the primary; 0 unless LagKnown
+	LagKnown    bool          // a lag has been measured
+	Position    string        // LSN or GTID the node has applied (replica) or written (primary)
+	Reports     string        // the role the server reports: "read-only", "writable", or "" before the first status
+	StatusError string        // why the last status query failed, if it did
 }
+
+// RoleMismatch reports whether the node reports a role its configuration
+// does not expect: a writable replica (promoted?) or a read-only primary
+// (demoted?). While the primary does, writes fail with ErrReadOnly.
+func (n NodeStats) RoleMismatch() bool {
+	return n.Reports == reportsWritable && n.Role == dsn.RoleReplica.String() ||
+		n.Reports == reportsReadOnly && n.Role == dsn.RolePrimary.String()
+}
+
+// What NodeStats.Reports says.
+const (
+	reportsReadOnly = "read-only"
+	reportsWritable = "writable"
+)
 
 // Snapshot is the state of every node of a Connector, primary first.
 type Snapshot struct {
@@ -58,7 +81,7 @@ func (s Snapshot) String() string {
 			lag = n.Lag.Round(time.Millisecond).String()
 		}
 		reports := n.Reports
-		if n.RoleMismatch {
+		if n.RoleMismatch() {
 			reports += " (unexpected)"
 		}
 		fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%d/%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\n",
@@ -70,25 +93,23 @@ func (s Snapshot) String() string {
 	return b.String()
 }
 
-// Stats returns the current state of every node.
+// Stats returns the current state of every node. It needs no database
+// connection. See NodeStats for which fields are read together.
 func (c *Connector) Stats() Snapshot {
 	s := Snapshot{Nodes: make([]NodeStats, len(c.nodes))}
 	for i, n := range c.nodes {
+		b := n.health.Snapshot()
 		ps := n.pool.Stat()
 		h := n.health
-		var downSince time.Time
-		if h.Tripped() {
-			downSince = h.Since()
-		}
 		lag, lagKnown := h.Lag()
 		if !lagKnown {
 			lag = 0
 		}
 		var reports string
 		if ro, known := h.ReadOnly(); known {
-			reports = "writable"
+			reports = reportsWritable
 			if ro {
-				reports = "read-only"
+				reports = reportsReadOnly
 			}
 		}
 		var statusErr string
@@ -96,33 +117,31 @@ func (c *Connector) Stats() Snapshot {
 			statusErr = *e
 		}
 		s.Nodes[i] = NodeStats{
-			State:            h.State().String(),
-			Since:            h.Since(),
-			UnavailableSince: downSince,
-			Trips:            h.Trips(),
-			LastError:        errString(h.LastError()),
-			ProbeLatency:     h.ProbeLatency(),
-			Replays:          n.replays.Load(),
-			Fallbacks:        n.fallbacks.Load(),
-			Name:             n.cfg.Name,
-			Role:             n.cfg.Role.String(),
-			Weight:           n.cfg.Weight,
-			Available:        n.health.Available(),
-			MaxOpen:          ps.MaxOpen,
-			Open:             ps.Open,
-			Idle:             ps.Idle,
-			InUse:            ps.InUse,
-			Waiting:          ps.Waiting,
-			Served:           n.served.Load(),
-			Errors:           n.errors.Load(),
-			WaitCount:        ps.WaitCount,
-			WaitDuration:     ps.WaitDuration,
-			Lag:              lag,
-			LagKnown:         lagKnown,
-			Position:         n.repl.position().String(),
-			Reports:          reports,
-			RoleMismatch:     h.RoleMismatch(),
-			StatusError:      statusErr,
+			Name:         n.cfg.Name,
+			Role:         n.cfg.Role.String(),
+			Weight:       n.cfg.Weight,
+			Available:    b.Available(),
+			State:        b.State,
+			Since:        b.Since,
+			Trips:        b.Trips,
+			LastError:    errString(b.LastError),
+			ProbeLatency: h.ProbeLatency(),
+			MaxOpen:      ps.MaxOpen,
+			Open:         ps.Open,
+			Idle:         ps.Idle,
+			InUse:        ps.InUse,
+			Waiting:      ps.Waiting,
+			Served:       n.served.Load(),
+			Errors:       n.errors.Load(),
+			WaitCount:    ps.WaitCount,
+			WaitDuration: ps.WaitDuration,
+			Replays:      n.replays.Load(),
+			Fallbacks:    n.fallbacks.Load(),
+			Lag:          lag,
+			LagKnown:     lagKnown,
+			Position:     n.repl.position().String(),
+			Reports:      reports,
+			StatusError:  statusErr,
 		}
 	}
 	return s

@@ -6,21 +6,15 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/rwpool/rwpool/internal/driverinfo"
 	"github.com/rwpool/rwpool/pool"
 )
 
 // needsWatch reports whether the real driver may block past a context's
-// end on a hung server. lib/pq does: it cancels by sending a cancel
-// request on a new connection, which a hung server never answers, and
-// keeps reading. go-sql-driver/mysql and pgx close or time out the socket
-// themselves. Unknown drivers are watched, to be safe.
-func needsWatch(driverName string) bool {
-	switch driverName {
-	case "mysql", "pgx", "pgx/v5":
-		return false
-	}
-	return true
-}
+// end on a hung server, so that rwpool must bound its calls itself: every
+// driver not known to honour contexts (driverinfo.HonoursContext), lib/pq
+// among them.
+func needsWatch(driverName string) bool { return !driverinfo.HonoursContext(driverName) }
 
 // watches reports whether a call bounded by ctx must run in a goroutine
 // (watched): the driver may block past a context's end (needsWatch) and

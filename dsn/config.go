@@ -141,8 +141,19 @@ func (r Role) goString() string {
 	return "dsn.Role(" + strconv.Itoa(int(r)) + ")"
 }
 
-// Config is a parsed composite DSN: the driver, the nodes and the pool and
-// routing settings. Build one with Parse, or with NewConfig and Validate.
+// Config is a composite DSN as values: the driver, the nodes and the pool
+// and routing settings.
+//
+// Make a Config with Parse or NewConfig, never as a literal: both fill in
+// every default, and Validate and rwpool.NewConnector reject a Config made
+// any other way. Zero values cannot stand for defaults here, because zero
+// is a meaningful setting for several fields: AcquireTimeout 0 means only
+// the context bounds a wait for a connection, MaxWaiters 0 means a full
+// pool fails at once, IdleTimeout and MaxLifetime 0 mean never, and
+// Breaker false turns the circuit breaker off. A literal that left them
+// out would quietly run with those settings (no breaker, no waiting); a
+// Config from NewConfig or Parse, changed field by field, cannot. Copies of
+// such a Config (by assignment or Connector.Config) remain valid to use.
 type Config struct {
 	Driver         string        // name of the underlying database/sql driver (key driver)
 	Primary        Node          // the primary (key primary)
@@ -167,11 +178,25 @@ type Config struct {
 	// session's last write, instead of comparing replication positions
 	// (read_your_writes).
 	ReadYourWrites time.Duration
+
+	// made is set by NewConfig (and so Parse): the Config started from the
+	// defaults. Validate rejects a Config without it.
+	made bool
 }
 
-// NewConfig returns a Config holding every default (no driver, no nodes).
+// NewConfig returns a Config holding every default and no driver or nodes,
+// for a program to fill in:
+//
+//	cfg := dsn.NewConfig()
+//	cfg.Driver = "postgres"
+//	cfg.Primary.DSN = "host=db1 user=app dbname=shop"
+//	cfg.Replicas = []dsn.Node{{DSN: "host=db2 user=app dbname=shop", Weight: 1}}
+//
+// NewConfig and Parse are the only ways to make a Config that Validate and
+// rwpool.NewConnector accept (see Config for why).
 func NewConfig() *Config {
 	return &Config{
+		made:           true,
 		PoolSize:       defaultPoolSize,
 		MinIdle:        defaultMinIdle,
 		AcquireTimeout: defaultAcquireTimeout,
@@ -184,6 +209,39 @@ func NewConfig() *Config {
 		Breaker:        defaultBreaker,
 		Fallback:       defaultFallback,
 		ReadOnlyTx:     defaultReadOnlyTx,
+	}
+}
+
+// Nodes returns the primary followed by the replicas, as a Connector uses
+// them: a node without a Name gets its default ("primary", then
+// "replica1", "replica2", ... by position), Role is set from the node's
+// place (RolePrimary, RoleReplica) and the primary's Weight is 1. It does
+// not modify c.
+func (c *Config) Nodes() []Node {
+	nodes := make([]Node, 0, 1+len(c.Replicas))
+	p := c.Primary
+	p.Role, p.Weight = RolePrimary, 1
+	if p.Name == "" {
+		p.Name = primaryName
+	}
+	nodes = append(nodes, p)
+	for i, r := range c.Replicas {
+		r.Role = RoleReplica
+		if r.Name == "" {
+			r.Name = defaultReplicaName(i)
+		}
+		nodes = append(nodes, r)
+	}
+	return nodes
+}
+
+// fillNodes sets c's Primary and Replicas to c.Nodes(); a Config without
+// replicas gets a nil Replicas slice, as Parse returns it.
+func (c *Config) fillNodes() {
+	nodes := c.Nodes()
+	c.Primary, c.Replicas = nodes[0], nil
+	if len(nodes) > 1 {
+		c.Replicas = nodes[1:]
 	}
 }
 

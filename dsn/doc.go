@@ -77,6 +77,17 @@
 //	        must be non-empty, free of control characters and unique across
 //	        all nodes (an explicit name may not take another node's default).
 //
+// # Configs built in Go
+//
+// A program that does not start from a DSN string takes NewConfig, which
+// holds every default above, and sets fields; Validate checks it with
+// Parse's rules, and Nodes shows the nodes with their default names. A
+// dsn.Config literal is rejected by Validate and rwpool.NewConnector:
+// several settings have a meaning at zero (acquire_timeout=0: only the
+// context bounds a wait; max_waiters=0: never wait; idle_timeout=0 and
+// max_lifetime=0: never; breaker=off), so a literal's zero values cannot
+// stand for the defaults.
+//
 // # Errors and secrets
 //
 // Parse and Validate return *Error values naming the key, attribute or node

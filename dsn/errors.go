@@ -7,15 +7,9 @@ import (
 )
 
 // ErrInvalid is matched (via errors.Is) by every *Error returned by Parse
-// and Validate.
+// and Validate, and so by the error of sql.Open("rwpool", dsn) and
+// rwpool.NewConnector for a bad DSN or Config.
 var ErrInvalid = errors.New("rwpool: dsn: invalid configuration")
-
-// ErrSyntax is matched (via errors.Is) by the *Error values that report a
-// lexical problem in a composite DSN: a missing '=', an unterminated quote,
-// text after a quoted value, an unexpected character and the like. Errors
-// about well-formed but unacceptable values (unknown keys, ranges, missing
-// primary, ...) match ErrInvalid only.
-var ErrSyntax = errors.New("rwpool: dsn: syntax error")
 
 // Error describes a problem in a composite DSN or in a Config.
 //
@@ -36,7 +30,7 @@ type Error struct {
 	// Validate).
 	Offset int
 
-	syntax bool // lexical error: matches ErrSyntax
+	syntax bool // a lexical problem (missing '=', unterminated quote, ...), not an unacceptable value
 	node   int  // index of the node concerned: 0 primary, i+1 replica i, -1 none
 }
 
@@ -65,10 +59,8 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// Is reports whether target is ErrInvalid, or ErrSyntax for lexical errors.
-func (e *Error) Is(target error) bool {
-	return target == ErrInvalid || (target == ErrSyntax && e.syntax)
-}
+// Is reports whether target is ErrInvalid.
+func (e *Error) Is(target error) bool { return target == ErrInvalid }
 
 // newErr returns a non-syntax error not tied to a node.
 func newErr(key string, off int, msg string) *Error {

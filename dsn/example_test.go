@@ -51,18 +51,32 @@ func ExampleRedact() {
 	// postgres://db1/shop?user=app&password=***
 }
 
-func ExampleConfig_Validate() {
-	cfg := dsn.NewConfig()
+func ExampleNewConfig() {
+	cfg := dsn.NewConfig() // every default; never a dsn.Config literal
 	cfg.Driver = "postgres"
-	cfg.Primary = dsn.Node{DSN: "host=db1"}
+	cfg.Primary.DSN = "host=db1"
 	cfg.Replicas = []dsn.Node{{DSN: "host=db2", Weight: 1}}
+	cfg.PoolSize = 20
 	if err := cfg.Validate(); err != nil {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(cfg.Replicas[0].Name, cfg.Replicas[0].Role)
+	for _, n := range cfg.Nodes() {
+		fmt.Println(n.Name, n.Role, n.Weight)
+	}
 	fmt.Println(cfg.FormatDSN())
 	// Output:
-	// replica1 replica
-	// driver=postgres;primary='host=db1';replica='host=db2'
+	// primary primary 1
+	// replica1 replica 1
+	// driver=postgres;primary='host=db1';replica='host=db2';pool_size=20
+}
+
+func ExampleConfig_Validate() {
+	// A literal leaves out the defaults: Breaker false would turn the
+	// circuit breaker off, MaxWaiters 0 would fail every wait for a
+	// connection. Validate refuses it.
+	cfg := &dsn.Config{Driver: "postgres", Primary: dsn.Node{DSN: "host=db1"}, PoolSize: 20}
+	fmt.Println(cfg.Validate())
+	// Output:
+	// rwpool: dsn: Config not made by dsn.NewConfig or dsn.Parse: start from dsn.NewConfig(), which holds the defaults (in a literal, zero values are settings, not defaults: breaker off, max_waiters 0, ...)
 }

@@ -8,8 +8,9 @@ import (
 )
 
 // FormatDSN returns the canonical composite DSN of c, secrets included.
-// For a valid Config, Parse(c.FormatDSN()) returns a Config equal to c
-// (after Validate has normalised c).
+// For a valid Config, Parse(c.FormatDSN()) returns a Config equal to c,
+// except that its Primary and Replicas are c.Nodes() (default names and
+// roles filled in, the primary's weight 1) and an empty Replicas is nil.
 //
 // Canonical form: items are separated by ";" without whitespace and
 // written in a fixed order (driver, primary, replicas in order, then the

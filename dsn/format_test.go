@@ -50,7 +50,7 @@ func TestFormatDSN(t *testing.T) {
 			t.Errorf("Parse(%q): %v", got, err)
 			continue
 		}
-		if !cmp.Equal(c, c2) || c2.FormatDSN() != got {
+		if !cmp.Equal(c, c2, cmpConfig) || c2.FormatDSN() != got {
 			t.Errorf("FormatDSN not canonical for %q", tt.in)
 		}
 		// No password: String is FormatDSN.
@@ -74,8 +74,8 @@ func TestFormatDurations(t *testing.T) {
 		if err != nil {
 			t.Fatalf("duration %v: %v", d, err)
 		}
-		if !cmp.Equal(c, got) {
-			t.Errorf("duration %v does not round trip: %s", d, cmp.Diff(c, got))
+		if !cmp.Equal(c, got, cmpConfig) {
+			t.Errorf("duration %v does not round trip: %s", d, cmp.Diff(c, got, cmpConfig))
 		}
 	}
 }

@@ -8,8 +8,8 @@ import (
 )
 
 // Parse parses a composite DSN (see the package documentation for the
-// grammar and the keys). The returned Config has passed Validate: node
-// names and roles are filled in.
+// grammar and the keys). The returned Config has passed Validate, and its
+// nodes are filled in as Nodes returns them (default names, roles).
 //
 // Errors are *Error values; they name the offending key or node and never
 // contain a node DSN.
@@ -60,6 +60,7 @@ func (p *parser) run() error {
 		}
 		return err
 	}
+	p.c.fillNodes()
 	return nil
 }
 

@@ -6,26 +6,23 @@ import (
 )
 
 // Validate checks a Config, typically one built in Go code, with the same
-// rules and error messages as Parse: the driver is set, node DSNs are
-// non-empty, weights are in [0, MaxWeight], node names are unique and free
-// of control characters, there are at most MaxReplicas replicas, and every
-// setting is in range (see the package documentation).
+// rules and error messages as Parse: it was made by NewConfig or Parse,
+// the driver is set, node DSNs are non-empty, the primary has no weight
+// other than 1, replica weights are in [0, MaxWeight], node names are
+// unique and free of control characters, there are at most MaxReplicas
+// replicas, and every setting is in range (see the package
+// documentation). It returns a *Error.
 //
-// Validate also normalises c in place, so it may modify it even when it
-// returns an error:
-//   - an empty node name gets its default ("primary", "replica1", ...);
-//   - Primary.Role is set to RolePrimary and every replica's Role to
-//     RoleReplica;
-//   - Primary.Weight is set to 1 (a Go-built primary may leave it 0; any
-//     other value is rejected like weight= on the primary in a DSN);
-//   - an empty, non-nil Replicas slice is set to nil, as Parse returns it.
-//
-// Note that a replica's zero Weight is meaningful (a spare), so a
-// Go-built replica meant to take reads must set Weight explicitly.
-// Validate is idempotent. It returns a *Error.
+// Validate does not modify c. It checks the nodes as Nodes returns them,
+// with default names filled in; Parse and rwpool.NewConnector fill them in
+// on their own copies. A replica's zero Weight is meaningful (a spare), so
+// a Go-built replica meant to take reads must set Weight.
 func (c *Config) Validate() error {
 	if c == nil {
 		return newErr("", -1, "nil Config")
+	}
+	if !c.made {
+		return newErr("", -1, notMade)
 	}
 	if c.Driver == "" {
 		return newErr(keyDriver, -1, driverRequired)
@@ -36,6 +33,10 @@ func (c *Config) Validate() error {
 	return c.validateSettings()
 }
 
+// notMade is the message for a Config that does not come from NewConfig.
+const notMade = "Config not made by dsn.NewConfig or dsn.Parse: start from dsn.NewConfig(), " +
+	"which holds the defaults (in a literal, zero values are settings, not defaults: breaker off, max_waiters 0, ...)"
+
 // nodeErr returns an error about the node at index idx (0 primary, i+1
 // replica i).
 func nodeErr(key string, idx int, name, msg string) *Error {
@@ -43,30 +44,18 @@ func nodeErr(key string, idx int, name, msg string) *Error {
 }
 
 func (c *Config) validateNodes() error {
-	p := &c.Primary
-	p.Role = RolePrimary
-	if p.Name == "" {
-		p.Name = primaryName
-	}
-	if p.DSN == "" {
-		return nodeErr("primary", 0, p.Name, "empty node DSN")
-	}
-	if p.Weight != 0 && p.Weight != 1 {
-		return nodeErr("weight", 0, p.Name, "not allowed on the primary")
-	}
-	p.Weight = 1
-	if len(c.Replicas) == 0 {
-		c.Replicas = nil // as Parse returns it, so that round trips compare equal
-	}
 	if len(c.Replicas) > MaxReplicas {
 		return newErr("replica", -1, "too many replicas (maximum "+strconv.Itoa(MaxReplicas)+")")
 	}
-	for i := range c.Replicas {
-		r := &c.Replicas[i]
-		r.Role = RoleReplica
-		if r.Name == "" {
-			r.Name = defaultReplicaName(i)
-		}
+	nodes := c.Nodes()
+	p := nodes[0]
+	if p.DSN == "" {
+		return nodeErr("primary", 0, p.Name, "empty node DSN")
+	}
+	if w := c.Primary.Weight; w != 0 && w != 1 {
+		return nodeErr("weight", 0, p.Name, "not allowed on the primary")
+	}
+	for i, r := range nodes[1:] {
 		if r.DSN == "" {
 			return nodeErr("replica", i+1, r.Name, "empty node DSN")
 		}
@@ -75,17 +64,13 @@ func (c *Config) validateNodes() error {
 		}
 	}
 	// Names: free of control characters and unique.
-	seen := make(map[string]struct{}, len(c.Replicas)+1)
-	for i := -1; i < len(c.Replicas); i++ {
-		n := p
-		if i >= 0 {
-			n = &c.Replicas[i]
-		}
+	seen := make(map[string]struct{}, len(nodes))
+	for i, n := range nodes {
 		if hasControl(n.Name) {
-			return nodeErr("name", i+1, "", "node name "+quoteShort(n.Name)+" contains a control character")
+			return nodeErr("name", i, "", "node name "+quoteShort(n.Name)+" contains a control character")
 		}
 		if _, dup := seen[n.Name]; dup {
-			return nodeErr("name", i+1, "", "duplicate node name "+quoteShort(n.Name))
+			return nodeErr("name", i, "", "duplicate node name "+quoteShort(n.Name))
 		}
 		seen[n.Name] = struct{}{}
 	}

@@ -2,6 +2,7 @@ package dsn
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -9,39 +10,72 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func TestValidateNormalises(t *testing.T) {
+func TestValidateDoesNotModify(t *testing.T) {
 	c := NewConfig()
 	c.Driver = "pg"
 	c.Primary = Node{DSN: "p"}
-	c.Replicas = []Node{}
-	if err := c.Validate(); err != nil || c.Replicas != nil {
-		t.Fatalf("Validate: %v, Replicas %#v", err, c.Replicas)
-	}
 	c.Replicas = []Node{{DSN: "r1", Weight: 2}, {DSN: "r2", Name: "east", Role: RolePrimary}, {DSN: "r3", Weight: 1}}
+	before := *c
+	before.Replicas = slices.Clone(c.Replicas)
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	want := cfg("pg", "p",
-		Node{DSN: "r1", Weight: 2},
-		Node{DSN: "r2", Name: "east", Weight: 0},
-		Node{DSN: "r3", Weight: 1})
-	if diff := cmp.Diff(want, c); diff != "" {
-		t.Fatalf("Validate result mismatch (-want +got):\n%s", diff)
+	if diff := cmp.Diff(&before, c, cmpConfig); diff != "" {
+		t.Fatalf("Validate changed the config (-before +after):\n%s", diff)
 	}
-	// Idempotent.
-	if err := c.Validate(); err != nil {
-		t.Fatal(err)
+	// Nodes fills in names, roles and the primary's weight, on a copy.
+	want := []Node{
+		{Name: "primary", DSN: "p", Weight: 1, Role: RolePrimary},
+		{Name: "replica1", DSN: "r1", Weight: 2, Role: RoleReplica},
+		{Name: "east", DSN: "r2", Weight: 0, Role: RoleReplica},
+		{Name: "replica3", DSN: "r3", Weight: 1, Role: RoleReplica},
 	}
-	if diff := cmp.Diff(want, c); diff != "" {
-		t.Fatalf("second Validate changed the config (-want +got):\n%s", diff)
+	if diff := cmp.Diff(want, c.Nodes()); diff != "" {
+		t.Fatalf("Nodes (-want +got):\n%s", diff)
 	}
-	// A normalised Go-built config formats to a DSN that parses back equal.
+	if diff := cmp.Diff(&before, c, cmpConfig); diff != "" {
+		t.Fatalf("Nodes changed the config (-before +after):\n%s", diff)
+	}
+	// A Go-built config formats to a DSN that parses back to its Nodes.
 	got, err := Parse(c.FormatDSN())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(c, got); diff != "" {
+	filled := cfg("pg", "p", want[1], want[2], want[3])
+	if diff := cmp.Diff(filled, got, cmpConfig); diff != "" {
 		t.Fatalf("round trip mismatch (-want +got):\n%s", diff)
+	}
+	// Without replicas, Parse returns nil Replicas.
+	c.Replicas = []Node{}
+	if got, err := Parse(c.FormatDSN()); err != nil || got.Replicas != nil {
+		t.Fatalf("Parse: %v, Replicas %#v", err, got.Replicas)
+	}
+}
+
+// Only NewConfig and Parse make a Config: a literal, whose zero values
+// would silently mean breaker=off, max_waiters=0 and so on, is rejected,
+// and a copy of a made Config is accepted.
+func TestValidateRejectsLiteral(t *testing.T) {
+	lit := &Config{Driver: "pg", Primary: Node{DSN: "p"}, PoolSize: 10, CheckInterval: time.Second,
+		ProbeTimeout: time.Second, ProbeQuery: "SELECT 1"}
+	err := lit.Validate()
+	var e *Error
+	if !errors.As(err, &e) || !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "dsn.NewConfig") {
+		t.Fatalf("Validate of a literal: %v", err)
+	}
+	c := NewConfig()
+	c.Driver, c.Primary.DSN = "pg", "p"
+	cp := *c
+	if err := cp.Validate(); err != nil {
+		t.Fatalf("Validate of a copy of a NewConfig: %v", err)
+	}
+	parsed, err := Parse("driver=pg;primary=p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp = *parsed
+	if err := cp.Validate(); err != nil {
+		t.Fatalf("Validate of a copy of a parsed Config: %v", err)
 	}
 }
 
@@ -94,7 +128,7 @@ func TestValidateErrors(t *testing.T) {
 				t.Errorf("error leaks a password: %v", err)
 			}
 			var e *Error
-			if !errors.As(err, &e) || e.Offset != -1 || !errors.Is(err, ErrInvalid) || errors.Is(err, ErrSyntax) {
+			if !errors.As(err, &e) || e.Offset != -1 || !errors.Is(err, ErrInvalid) || e.syntax {
 				t.Errorf("error %#v: want a non-syntax *Error with Offset -1", err)
 			}
 		})

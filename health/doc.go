@@ -1,8 +1,20 @@
-// Package health holds the state of each node rwpool routes to.
+// Package health holds what rwpool says about the health of the nodes it
+// routes to: the State of a node (Available, Unavailable or Lagging), the
+// Events a change of state or of a node's reported role produces, and the
+// classification of errors into those that say a node is broken and those
+// that say a statement is.
 //
-// A Node is either Available or Unavailable. Routing reads the state of
-// every node directly (an atomic load) whenever it picks one, so there is no
-// separately kept count of healthy replicas that could drift from the truth.
-// Transitions are made with compare-and-swap, so however many callers report
-// the same failure at once, exactly one of them performs the transition.
+// Each node has a circuit breaker. Only a connection-level failure
+// (IsConnError), confirmed by a probe on a fresh connection, opens it: the
+// node becomes Unavailable, receives no statements and fails borrows at
+// once, until a periodic health probe succeeds. A replica measured further
+// behind its primary than max_lag becomes Lagging and serves no reads until
+// it catches up. Routing reads every node's state when it picks one, so no
+// separately kept count of healthy replicas can drift from the truth, and
+// however many statements report the same failure at once, the transition
+// and its Event happen once.
+//
+// rwpool re-exports State, Event and EventKind with their constants, so
+// most programs never import this package; it is useful to code that
+// classifies errors the way rwpool's breaker does.
 package health

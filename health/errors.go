@@ -4,12 +4,11 @@ import (
 	"context"
 	"database/sql/driver"
 	"errors"
-	"fmt"
 	"io"
 	"net"
-	"reflect"
-	"strings"
 	"syscall"
+
+	"github.com/rwpool/rwpool/internal/driverinfo"
 )
 
 // IsConnError reports whether err is a connection-level failure: one that
@@ -29,7 +28,8 @@ import (
 // deadlock) never count, and neither does a context the caller cancelled or
 // let expire: a statement timeout the user set says nothing about the node.
 // IsConnError never imports a driver: it reads errors by their methods and
-// fields.
+// fields. The codes it knows are kept with the rest of rwpool's driver
+// knowledge, in one internal package.
 func IsConnError(err error) bool {
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return false
@@ -47,72 +47,14 @@ func IsConnError(err error) bool {
 			return true
 		}
 	}
-	var st interface{ SQLState() string }
-	if errors.As(err, &st) {
-		s := st.SQLState()
-		return strings.HasPrefix(s, "08") || s == "57P01" || s == "57P02" || s == "57P03"
-	}
-	if n, ok := mysqlErrorNumber(err); ok {
-		switch n {
-		case 1053, 1927, 2006, 2013:
-			return true
-		}
-		return false
-	}
-	// go-sql-driver/mysql reports a connection that broke mid-statement (or
-	// mid-handshake) as a plain errors.New("invalid connection")
-	// (mysql.ErrInvalidConn), possibly wrapped by rwpool's own errors.
-	return anyInChain(err, func(e error) bool { return e.Error() == "invalid connection" })
-}
-
-// anyInChain reports whether f holds for err or any error it wraps,
-// following both Unwrap() error and Unwrap() []error.
-func anyInChain(err error, f func(error) bool) bool {
-	if err == nil {
-		return false
-	}
-	if f(err) {
-		return true
-	}
-	switch u := err.(type) {
-	case interface{ Unwrap() error }:
-		return anyInChain(u.Unwrap(), f)
-	case interface{ Unwrap() []error }:
-		for _, e := range u.Unwrap() {
-			if anyInChain(e, f) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// mysqlErrorNumber finds a *MySQLError-shaped error (a struct pointer with
-// a uint16 Number field, as go-sql-driver/mysql's) in err's chain.
-func mysqlErrorNumber(err error) (uint16, bool) {
-	for e := err; e != nil; e = errors.Unwrap(e) {
-		v := reflect.ValueOf(e)
-		if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
-			continue
-		}
-		if !strings.HasSuffix(v.Elem().Type().Name(), "MySQLError") {
-			continue
-		}
-		f := v.Elem().FieldByName("Number")
-		if f.IsValid() && f.Kind() == reflect.Uint16 {
-			return uint16(f.Uint()), true
-		}
-	}
-	return 0, false
+	return driverinfo.ConnFailure(err)
 }
 
 // ErrRoleMismatch is wrapped by the cause of a RoleChanged event: the server
 // reports a role its configuration does not expect.
 var ErrRoleMismatch = errors.New("reported role differs from the configured one")
 
-func roleError(name, role string, readOnly bool) error {
-	if readOnly {
-		return fmt.Errorf("%s %s reports read-only (demoted?): %w", role, name, ErrRoleMismatch)
-	}
-	return fmt.Errorf("%s %s reports writable (promoted?): %w", role, name, ErrRoleMismatch)
-}
+// ErrProbeTimeout is wrapped by the error of a health probe that got no
+// answer within probe_timeout: the sign of a hung node. A node tripped by
+// such a probe has it in its Event's Cause.
+var ErrProbeTimeout = errors.New("probe timed out")

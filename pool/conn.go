@@ -1,9 +1,6 @@
 package pool
 
-import (
-	"database/sql/driver"
-	"time"
-)
+import "database/sql/driver"
 
 // Conn states, guarded by Pool.mu.
 const (
@@ -23,9 +20,8 @@ type Conn struct {
 	pool      *Pool
 	raw       driver.Conn
 	validator driver.Validator // raw as a Validator, or nil
-	createdAt time.Time
-	created   int64  // Pool.now at creation
-	gen       uint64 // Pool.gen when the dial started
+	created   int64            // Pool.now at creation
+	gen       uint64           // Pool.gen when the dial started
 
 	// Guarded by pool.mu.
 	lastUsed int64 // Pool.clock when last released
@@ -33,19 +29,15 @@ type Conn struct {
 }
 
 func (p *Pool) newConn(raw driver.Conn, gen uint64) *Conn {
-	now := time.Now()
-	c := &Conn{pool: p, raw: raw, createdAt: now, gen: gen, state: stateInUse}
-	c.created = int64(now.Sub(p.epoch))
+	c := &Conn{pool: p, raw: raw, created: p.now(), gen: gen, state: stateInUse}
 	c.lastUsed = c.created
 	c.validator, _ = raw.(driver.Validator)
 	return c
 }
 
-// Raw returns the real driver connection.
+// Raw returns the real driver connection, for the borrower's use until
+// Release or Destroy. Do not close it: Destroy does.
 func (c *Conn) Raw() driver.Conn { return c.raw }
-
-// CreatedAt returns when the real connection was established.
-func (c *Conn) CreatedAt() time.Time { return c.createdAt }
 
 // Release returns the connection to the pool: to the oldest waiting
 // Acquire if there is one, else to the idle stack. It closes the connection

@@ -1,10 +1,25 @@
-// Package pool is rwpool's per-node connection pool: a bounded set of real
-// driver.Conn values dialled through one driver.Connector.
+// Package pool is a bounded pool of real database/sql/driver connections
+// dialled through one driver.Connector: rwpool keeps one per node (one
+// primary, weighted replicas) instead of relying on database/sql's, so that
+// routing, health checks and recovery can reason about each node's
+// connections directly. database/sql still sits on top and sees one
+// logical connection per borrowed Conn.
 //
-// rwpool keeps its own pool per node (one primary, weighted replicas) rather
-// than relying on database/sql's, so that routing, health checks and
-// recovery can reason about each node's connections directly. database/sql
-// still sits on top and sees one logical connection per borrowed Conn.
+// The whole surface:
+//
+//   - New(Config) starts a pool; Close stops it.
+//   - Acquire(ctx) borrows a *Conn: an idle connection, a new one while
+//     fewer than MaxOpen are open, else the next one released, waiting at
+//     most AcquireTimeout and never past ctx.
+//   - Conn.Raw is the driver.Conn to use; Conn.Release gives it back,
+//     Conn.Destroy closes it instead (after driver.ErrBadConn).
+//   - Stat reads the occupancy and the cumulative counters at one moment.
+//   - DiscardIdle retires every connection dialled so far, for a node that
+//     has just come back from an outage.
+//
+// A failed Acquire's error names the node and wraps ErrClosed,
+// ErrAcquireTimeout, ErrTooManyWaiters, the context's error or the dial
+// error.
 //
 // # Design
 //

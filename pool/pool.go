@@ -82,9 +82,6 @@ func New(cfg Config) (*Pool, error) {
 	return p, nil
 }
 
-// Name returns Config.Name.
-func (p *Pool) Name() string { return p.cfg.Name }
-
 // now reads the monotonic clock as nanoseconds since the pool was created;
 // cheaper than time.Now, which also reads the wall clock, but still 20-45ns,
 // too much for the hot path. Acquire and Release use the coarse p.clock.
@@ -112,8 +109,9 @@ func (p *Pool) observeLocked(t int64) {
 // released, waiting at most AcquireTimeout and never past ctx. The caller
 // must give it back with Release or Destroy exactly once.
 //
-// Errors are *Error values wrapping ErrClosed, ErrTooManyWaiters,
-// ErrAcquireTimeout, ctx.Err() or the dial error.
+// A failed Acquire returns an error that names the node (Config.Name) and
+// wraps one of ErrClosed, ErrTooManyWaiters, ErrAcquireTimeout, ctx.Err()
+// or the Connector's dial error; test it with errors.Is.
 func (p *Pool) Acquire(ctx context.Context) (*Conn, error) {
 	if done := ctx.Done(); done != nil {
 		select {
@@ -377,7 +375,7 @@ func (p *Pool) Close() error {
 	var errs []error
 	for _, c := range idle {
 		if err := c.raw.Close(); err != nil {
-			errs = append(errs, &Error{Node: p.cfg.Name, Err: err, msg: "close: " + err.Error()})
+			errs = append(errs, &nodeError{node: p.cfg.Name, err: err, msg: "close: " + err.Error()})
 		}
 	}
 	p.freeSlots(len(idle))

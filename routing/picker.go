@@ -3,19 +3,19 @@ package routing
 import (
 	"math/rand/v2"
 
-	"github.com/rwpool/rwpool/health"
+	"github.com/rwpool/rwpool/internal/breaker"
 )
 
 // Candidate is one replica that may serve a read: its weight and its live
 // health state.
 type Candidate struct {
 	Weight int
-	Node   *health.Node
+	Node   *breaker.Node
 }
 
 // Picker chooses a replica by weighted random among the available ones.
 // It keeps no state of its own beyond the fixed candidate list: availability
-// is read from each health.Node at every pick, so it cannot drift.
+// is read from each node at every pick, so it cannot drift.
 // A Picker is safe for concurrent use.
 type Picker struct {
 	replicas []Candidate

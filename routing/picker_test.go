@@ -4,13 +4,13 @@ import (
 	"math"
 	"testing"
 
-	"github.com/rwpool/rwpool/health"
+	"github.com/rwpool/rwpool/internal/breaker"
 )
 
 func newReplicas(weights ...int) []Candidate {
 	rs := make([]Candidate, len(weights))
 	for i, w := range weights {
-		rs[i] = Candidate{Weight: w, Node: health.NewNode("r", "replica", nil)}
+		rs[i] = Candidate{Weight: w, Node: breaker.NewNode("r", "replica", nil)}
 	}
 	return rs
 }

@@ -387,7 +387,7 @@ const sampleEvery = 10 * time.Millisecond
 
 // sample records when each node's Served counter grows, until ctx ends.
 func (d *demo) sample(ctx context.Context) {
-	last := map[string]uint64{}
+	last := map[string]int64{}
 	t := time.NewTicker(sampleEvery)
 	defer t.Stop()
 	for {
@@ -414,7 +414,7 @@ func (d *demo) sample(ctx context.Context) {
 
 // refresh draws the live view every refresh interval until ctx ends.
 func (d *demo) refresh(ctx context.Context) {
-	prev := map[string]uint64{}
+	prev := map[string]int64{}
 	t := time.NewTicker(d.o.refresh)
 	defer t.Stop()
 	for {
@@ -431,7 +431,7 @@ func (d *demo) refresh(ctx context.Context) {
 // frame (for the share of this interval) and is updated. The final frame
 // passes nil: the share of the whole run and the last interval's
 // latencies.
-func (d *demo) drawFrame(elapsed time.Duration, prev map[string]uint64) {
+func (d *demo) drawFrame(elapsed time.Duration, prev map[string]int64) {
 	s, err := rwpool.Stats(d.db)
 	if err != nil {
 		return
@@ -458,8 +458,8 @@ func (d *demo) drawFrame(elapsed time.Duration, prev map[string]uint64) {
 	} else {
 		f.Title += ": " + d.cfg.Driver + " cluster"
 	}
-	var total uint64
-	delta := map[string]uint64{}
+	var total int64
+	delta := map[string]int64{}
 	for _, n := range s.Nodes {
 		delta[n.Name] = n.Served - prev[n.Name]
 		total += delta[n.Name]
@@ -468,12 +468,12 @@ func (d *demo) drawFrame(elapsed time.Duration, prev map[string]uint64) {
 	}
 	for _, n := range s.Nodes {
 		row := live.NodeRow{
-			Name: n.Name, Role: n.Role, State: n.State, Available: n.Available,
+			Name: n.Name, Role: n.Role, State: n.State.String(), Available: n.Available,
 			Latency: lat[n.Name], Open: n.Open, InUse: n.InUse, Max: n.MaxOpen,
 			Served: n.Served, Errors: n.Errors, Trips: n.Trips,
 		}
-		if !n.UnavailableSince.IsZero() {
-			row.Down = time.Since(n.UnavailableSince)
+		if n.State == rwpool.Unavailable {
+			row.Down = time.Since(n.Since)
 		}
 		if total > 0 {
 			row.Share = float64(delta[n.Name]) / float64(total)

@@ -35,7 +35,7 @@ func (d *demo) report(end time.Time) string {
 	}
 
 	snap := d.lastSnap
-	var replays, fallbacks uint64
+	var replays, fallbacks int64
 	for _, n := range snap.Nodes {
 		replays += n.Replays
 		fallbacks += n.Fallbacks
@@ -54,7 +54,7 @@ func (d *demo) report(end time.Time) string {
 			fmt.Fprintf(&b, "  routing check: %d of %d reads were answered by another server than rwpool.WithRoute named; first: %s\n", t.Mismatched, t.Checked, t.Mismatch)
 		}
 	}
-	var served uint64
+	var served int64
 	for _, n := range snap.Nodes {
 		served += n.Served
 	}

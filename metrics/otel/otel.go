@@ -243,18 +243,18 @@ func register(stats func() (rwpool.Snapshot, error), mp metric.MeterProvider, op
 			o.ObserveInt64(waiters, int64(n.Waiting), a)
 			o.ObserveInt64(waits, n.WaitCount, a)
 			o.ObserveFloat64(waitTime, n.WaitDuration.Seconds(), a)
-			o.ObserveInt64(served, clampInt64(n.Served), a)
-			o.ObserveInt64(stmtErrs, clampInt64(n.Errors), a)
+			o.ObserveInt64(served, n.Served, a)
+			o.ObserveInt64(stmtErrs, n.Errors, a)
 			o.ObserveInt64(trips, n.Trips, a)
-			o.ObserveInt64(replays, clampInt64(n.Replays), a)
-			o.ObserveInt64(fallbacks, clampInt64(n.Fallbacks), a)
+			o.ObserveInt64(replays, n.Replays, a)
+			o.ObserveInt64(fallbacks, n.Fallbacks, a)
 			o.ObserveInt64(available, boolInt64(n.Available), a)
 			o.ObserveFloat64(probe, n.ProbeLatency.Seconds(), a)
 			if n.LagKnown {
 				o.ObserveFloat64(lag, n.Lag.Seconds(), a)
 			}
-			o.ObserveInt64(mismatch, boolInt64(n.RoleMismatch), a)
-			o.ObserveInt64(lagging, boolInt64(n.State == rwpool.Lagging.String()), a)
+			o.ObserveInt64(mismatch, boolInt64(n.RoleMismatch()), a)
+			o.ObserveInt64(lagging, boolInt64(n.State == rwpool.Lagging), a)
 		}
 		return nil
 	}, open, idle, inUse, maxOpen, waiters, waits, waitTime, served, stmtErrs, trips, replays, fallbacks, available, probe,
@@ -263,14 +263,6 @@ func register(stats func() (rwpool.Snapshot, error), mp metric.MeterProvider, op
 		return nil, fmt.Errorf("rwotel: %w", err)
 	}
 	return reg, nil
-}
-
-// clampInt64 converts a uint64 counter for an Int64 instrument.
-func clampInt64(v uint64) int64 {
-	if v > 1<<63-1 {
-		return 1<<63 - 1
-	}
-	return int64(v)
 }
 
 func boolInt64(b bool) int64 {

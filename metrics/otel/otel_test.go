@@ -478,7 +478,7 @@ func TestRegisterReplication(t *testing.T) {
 	reg := register(t, c.DB, rd.mp)
 	defer reg.Unregister()
 	waitFor(t, c.DB, "replica1 lagging, replica2's lag known and its role flagged", func(s rwpool.Snapshot) bool {
-		return s.Nodes[1].State == "lagging" && s.Nodes[2].LagKnown && s.Nodes[2].RoleMismatch
+		return s.Nodes[1].State == rwpool.Lagging && s.Nodes[2].LagKnown && s.Nodes[2].RoleMismatch()
 	})
 	all := rd.collect()
 	// replica1 is behind every sample of the primary's history, so its

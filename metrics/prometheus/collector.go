@@ -206,8 +206,8 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		if n.LagKnown {
 			send(c.replicationLag, gauge, n.Lag.Seconds())
 		}
-		send(c.roleMismatch, gauge, boolFloat(n.RoleMismatch))
-		send(c.lagging, gauge, boolFloat(n.State == rwpool.Lagging.String()))
+		send(c.roleMismatch, gauge, boolFloat(n.RoleMismatch()))
+		send(c.lagging, gauge, boolFloat(n.State == rwpool.Lagging))
 	}
 }
 

@@ -493,7 +493,7 @@ func TestCollectorReplication(t *testing.T) {
 	c := metricstest.NewCluster(t, pgFake, "check_interval=10ms;max_lag=10s")
 	reg := newRegistry(t, c.DB)
 	waitFor(t, c.DB, "replica1 lagging, replica2's lag known and its role flagged", func(s rwpool.Snapshot) bool {
-		return s.Nodes[1].State == "lagging" && s.Nodes[2].LagKnown && s.Nodes[2].RoleMismatch
+		return s.Nodes[1].State == rwpool.Lagging && s.Nodes[2].LagKnown && s.Nodes[2].RoleMismatch()
 	})
 	// replica1 is behind every sample of the primary's history, so its
 	// lag is the standby's own replay age, 42 s; replica2 has the

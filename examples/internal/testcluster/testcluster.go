@@ -145,7 +145,7 @@ func OnReplica(t *testing.T, what string, f func(ctx context.Context) error) rwp
 
 // Served returns how many statements and transactions the primary and the
 // replicas (together) of db served so far.
-func Served(t *testing.T, db *sql.DB) (primary, replicas uint64) {
+func Served(t *testing.T, db *sql.DB) (primary, replicas int64) {
 	t.Helper()
 	s, err := rwpool.Stats(db)
 	if err != nil {

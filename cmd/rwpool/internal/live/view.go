@@ -17,8 +17,8 @@ type Frame struct {
 	Step     string        // scenario step now running
 	Nodes    []NodeRow
 	Totals   Totals
-	Replays  uint64 // sum of rwpool's per-node Replays
-	Fallback uint64 // sum of rwpool's per-node Fallbacks
+	Replays  int64 // sum of rwpool's per-node Replays
+	Fallback int64 // sum of rwpool's per-node Fallbacks
 }
 
 // NodeRow is one node's line.
@@ -29,7 +29,7 @@ type NodeRow struct {
 	Share             float64       // share of the statements of the interval, 0..1
 	Latency           Latency       // this interval
 	Open, InUse, Max  int
-	Served, Errors    uint64
+	Served, Errors    int64
 	Trips             int64
 	Note              string // e.g. the fault injected on its proxy
 }

@@ -1,15 +1,13 @@
-package health
+package breaker
 
 import (
 	"context"
 	"errors"
 	"math/rand/v2"
 	"time"
-)
 
-// ErrProbeTimeout is wrapped by a probe that did not answer within its
-// timeout: the sign of a hung node.
-var ErrProbeTimeout = errors.New("probe timed out")
+	"github.com/rwpool/rwpool/health"
+)
 
 // Checker probes one node periodically, available or not, so that a dead or
 // hung node is taken out of rotation before user traffic has to discover
@@ -69,5 +67,5 @@ func jitter(d time.Duration) time.Duration {
 }
 
 func timedOut(err error) bool {
-	return errors.Is(err, ErrProbeTimeout) || errors.Is(err, context.DeadlineExceeded)
+	return errors.Is(err, health.ErrProbeTimeout) || errors.Is(err, context.DeadlineExceeded)
 }

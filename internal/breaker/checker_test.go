@@ -1,8 +1,9 @@
-package health
+package breaker
 
 import (
 	"errors"
 	"fmt"
+	"github.com/rwpool/rwpool/health"
 	"sync"
 	"testing"
 	"time"
@@ -49,7 +50,7 @@ func TestCheckerTripsAfterConfirmationAndRecovers(t *testing.T) {
 	if !n.Available() || recovered != 1 || n.ProbeLatency() != time.Millisecond {
 		t.Fatalf("after a good probe: available=%v recovered=%d", n.Available(), recovered)
 	}
-	if len(events) != 2 || events[0].To != Unavailable || events[1].To != Available {
+	if len(events) != 2 || events[0].To != health.Unavailable || events[1].To != health.Available {
 		t.Fatalf("events %+v", events)
 	}
 }
@@ -59,7 +60,7 @@ func TestCheckerDoesNotRetryATimeout(t *testing.T) {
 	probes := 0
 	c := &Checker{Node: n, Interval: time.Hour, Probe: func(bool) (time.Duration, error) {
 		probes++
-		return 0, fmt.Errorf("probe: %w after 1s", ErrProbeTimeout)
+		return 0, fmt.Errorf("probe: %w after 1s", health.ErrProbeTimeout)
 	}}
 	c.Check()
 	if probes != 1 || n.Available() {

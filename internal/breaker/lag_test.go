@@ -1,7 +1,8 @@
-package health
+package breaker
 
 import (
 	"errors"
+	"github.com/rwpool/rwpool/health"
 	"testing"
 )
 
@@ -12,7 +13,7 @@ func TestLaggingTransitions(t *testing.T) {
 		t.Fatal("lag known before any measurement")
 	}
 	behind := errors.New("lag 3s > max_lag 1s")
-	if !n.SetLagging(true, behind) || n.State() != Lagging || n.Available() || n.Tripped() {
+	if !n.SetLagging(true, behind) || n.State() != health.Lagging || n.Available() || n.Tripped() {
 		t.Fatalf("after SetLagging(true): state %s", n.State())
 	}
 	if n.SetLagging(true, behind) {
@@ -22,7 +23,7 @@ func TestLaggingTransitions(t *testing.T) {
 	if !n.Trip(errors.New("down")) || !n.Tripped() {
 		t.Fatal("Trip from Lagging failed")
 	}
-	if !n.Recover() || n.State() != Lagging {
+	if !n.Recover() || n.State() != health.Lagging {
 		t.Fatalf("Recover while lagging: state %s, want lagging", n.State())
 	}
 	// Caught up while tripped: remembered, applied by Recover.
@@ -30,18 +31,18 @@ func TestLaggingTransitions(t *testing.T) {
 	if n.SetLagging(false, nil) {
 		t.Fatal("SetLagging while tripped made a transition")
 	}
-	if !n.Recover() || n.State() != Available {
+	if !n.Recover() || n.State() != health.Available {
 		t.Fatalf("Recover after catching up: state %s", n.State())
 	}
 	want := []struct{ from, to State }{
-		{Available, Lagging}, {Lagging, Unavailable}, {Unavailable, Lagging},
-		{Lagging, Unavailable}, {Unavailable, Available},
+		{health.Available, health.Lagging}, {health.Lagging, health.Unavailable}, {health.Unavailable, health.Lagging},
+		{health.Lagging, health.Unavailable}, {health.Unavailable, health.Available},
 	}
 	if len(events) != len(want) {
 		t.Fatalf("%d events, want %d: %+v", len(events), len(want), events)
 	}
 	for i, w := range want {
-		if events[i].From != w.from || events[i].To != w.to || events[i].Kind != StateChanged {
+		if events[i].From != w.from || events[i].To != w.to || events[i].Kind != health.StateChanged {
 			t.Errorf("event %d: %s -> %s, want %s -> %s", i, events[i].From, events[i].To, w.from, w.to)
 		}
 	}
@@ -63,8 +64,8 @@ func TestRoleEvents(t *testing.T) {
 		t.Fatalf("expected role made events %+v", events)
 	}
 	replica.SetReadOnly(false) // promoted
-	if len(events) != 1 || events[0].Kind != RoleChanged || events[0].ReadOnly ||
-		!errors.Is(events[0].Cause, ErrRoleMismatch) || !replica.RoleMismatch() {
+	if len(events) != 1 || events[0].Kind != health.RoleChanged || events[0].ReadOnly ||
+		!errors.Is(events[0].Cause, health.ErrRoleMismatch) || !replica.RoleMismatch() {
 		t.Fatalf("promotion: events %+v, mismatch %v", events, replica.RoleMismatch())
 	}
 	replica.SetReadOnly(false)

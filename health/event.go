@@ -1,0 +1,58 @@
+package health
+
+import "time"
+
+// EventKind says what an Event reports.
+type EventKind uint8
+
+const (
+	// StateChanged: the node went From one State To another (available,
+	// unavailable or lagging).
+	StateChanged EventKind = iota
+	// RoleChanged: the server now reports a role its configuration does
+	// not expect (a replica that is writable: promoted?; a primary that is
+	// read-only: demoted?), or the expected one again. ReadOnly says what
+	// it reports, Cause (wrapping ErrRoleMismatch) is set while the role is
+	// unexpected; From and To are both the node's current State.
+	RoleChanged
+)
+
+// String returns "state" or "role", and "unknown" for any other value.
+func (k EventKind) String() string {
+	switch k {
+	case StateChanged:
+		return "state"
+	case RoleChanged:
+		return "role"
+	}
+	return "unknown"
+}
+
+// Event is one change of a node: a transition between states (Kind
+// StateChanged) or a change of the role its server reports (Kind
+// RoleChanged). However many statements observe the same failure, a
+// transition is made, and reported, once.
+type Event struct {
+	// Kind says what changed.
+	Kind EventKind
+	// Node is the node's name from the DSN ("primary", "replica1", ...).
+	Node string
+	// Role is the node's configured role: "primary" or "replica".
+	Role string
+	// From and To are the states before and after a StateChanged event;
+	// both are the current state for RoleChanged.
+	From, To State
+	// Cause says why the node became Unavailable (the connection error,
+	// confirmed by a probe) or Lagging (its measured lag), or, for
+	// RoleChanged, why its role is unexpected (wrapping ErrRoleMismatch).
+	// It is nil for a return to Available and to the expected role.
+	Cause error
+	// Downtime is, when the node leaves Unavailable, how long it was
+	// unavailable; 0 otherwise.
+	Downtime time.Duration
+	// ReadOnly is, for RoleChanged, whether the server reports itself
+	// read-only.
+	ReadOnly bool
+	// At is when the change happened.
+	At time.Time
+}

@@ -1,0 +1,38 @@
+// Package driverinfo is everything rwpool knows about particular
+// database/sql drivers and database servers, in one place: the names
+// drivers register, which of them honour a context's end, which SQL
+// dialect a driver name implies, and which driver errors mean that a
+// connection (not a statement) failed.
+//
+// Nothing else in rwpool should spell a driver name or a server error
+// code; a driver rwpool learns about is added here. The package imports no
+// driver: errors are read by their methods and fields.
+package driverinfo
+
+// Names real drivers register with database/sql.
+const (
+	// DriverLibPQ is github.com/lib/pq.
+	DriverLibPQ = "postgres"
+	// DriverPgx is github.com/jackc/pgx's stdlib package (v4, and v5 for
+	// compatibility).
+	DriverPgx = "pgx"
+	// DriverPgxV5 is github.com/jackc/pgx/v5/stdlib's own name.
+	DriverPgxV5 = "pgx/v5"
+	// DriverMySQL is github.com/go-sql-driver/mysql, for MySQL and MariaDB.
+	DriverMySQL = "mysql"
+)
+
+// HonoursContext reports whether the driver registered as name returns
+// promptly when a dial's or a statement's context ends, even when the
+// server has stopped answering. go-sql-driver/mysql and pgx do: they close
+// the socket or set its deadline. lib/pq does not: it sends a cancel
+// request on a new connection, which a hung server never answers, and
+// keeps reading. A driver not listed here is assumed not to, so that
+// rwpool bounds its calls itself.
+func HonoursContext(name string) bool {
+	switch name {
+	case DriverMySQL, DriverPgx, DriverPgxV5:
+		return true
+	}
+	return false
+}
