@@ -15,6 +15,7 @@ import (
 
 	"github.com/rwpool/rwpool/dsn"
 	"github.com/rwpool/rwpool/health"
+	"github.com/rwpool/rwpool/internal/pick"
 	"github.com/rwpool/rwpool/pool"
 	"github.com/rwpool/rwpool/replication"
 	"github.com/rwpool/rwpool/routing"
@@ -31,7 +32,7 @@ type Connector struct {
 	primary  *node
 	replicas []*node
 	nodes    []*node // primary first, then replicas in DSN order
-	picker   *routing.Picker
+	picker   *pick.Picker
 	cache    *routing.Cache      // the classifier's decisions for repeated statements
 	flav     atomic.Uint32       // replication.Flavor, once known
 	history  replication.History // the primary's recent positions, for replica lag
@@ -89,7 +90,7 @@ func NewConnector(cfg *dsn.Config, opts ...Option) (*Connector, error) {
 	}
 
 	nodes := append([]dsn.Node{cp.Primary}, cp.Replicas...)
-	picks := make([]routing.Candidate, 0, len(cp.Replicas))
+	picks := make([]pick.Candidate, 0, len(cp.Replicas))
 	for _, nc := range nodes {
 		n, err := c.newNode(real, nc)
 		if err != nil {
@@ -102,9 +103,9 @@ func NewConnector(cfg *dsn.Config, opts ...Option) (*Connector, error) {
 			continue
 		}
 		c.replicas = append(c.replicas, n)
-		picks = append(picks, routing.Candidate{Weight: nc.Weight, Node: n.health})
+		picks = append(picks, pick.Candidate{Weight: nc.Weight, Node: n.health})
 	}
-	c.picker = routing.NewPicker(picks)
+	c.picker = pick.New(picks)
 	if cp.Breaker {
 		for _, n := range c.nodes {
 			c.startChecker(n)
