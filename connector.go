@@ -16,6 +16,7 @@ import (
 	"github.com/rwpool/rwpool/dsn"
 	"github.com/rwpool/rwpool/health"
 	"github.com/rwpool/rwpool/internal/pick"
+	"github.com/rwpool/rwpool/internal/routecache"
 	"github.com/rwpool/rwpool/pool"
 	"github.com/rwpool/rwpool/replication"
 	"github.com/rwpool/rwpool/routing"
@@ -33,7 +34,7 @@ type Connector struct {
 	replicas []*node
 	nodes    []*node // primary first, then replicas in DSN order
 	picker   *pick.Picker
-	cache    *routing.Cache      // the classifier's decisions for repeated statements
+	cache    *routecache.Cache   // the classifier's decisions for repeated statements
 	flav     atomic.Uint32       // replication.Flavor, once known
 	history  replication.History // the primary's recent positions, for replica lag
 
@@ -81,7 +82,7 @@ func NewConnector(cfg *dsn.Config, opts ...Option) (*Connector, error) {
 	c := &Connector{cfg: cp, dialect: routing.DialectOf(cp.Driver), stop: make(chan struct{}),
 		watch: needsWatch(cp.Driver)}
 	c.drv = &Driver{c: c}
-	c.cache = routing.NewCache(c.dialect, classifyCacheSize)
+	c.cache = routecache.New(c.dialect, classifyCacheSize)
 	if c.dialect == routing.DialectPostgres {
 		c.flav.Store(uint32(replication.Postgres))
 	}
@@ -231,7 +232,7 @@ func (c *Connector) Close() error {
 
 // classifyCacheSize is how many statements a Connector remembers the
 // routing of: 16 KiB of slots, and at most 1024 statements of up to
-// routing.MaxCachedLen bytes (2 MiB in the worst case, far less for
+// routecache.MaxLen bytes (2 MiB in the worst case, far less for
 // typical statements).
 const classifyCacheSize = 1024
 
