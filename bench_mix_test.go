@@ -19,8 +19,8 @@ type mixStatement struct {
 }
 
 // mixRepeated are the statements an application repeats: an ORM's reads
-// and writes with placeholders, of varying shapes and lengths (about 30 B
-// to 1.5 KB), plain reads for the most part as in most applications.
+// and writes with placeholders, of varying shapes and lengths (8 B to
+// 1.3 KB), plain reads for the most part as in most applications.
 var mixRepeated = func() []mixStatement {
 	cols := []string{"id", "org_id", "name", "email", "status", "created_at", "updated_at", "last_login_at", "plan", "locale"}
 	colList := func(table string, n int) string {
