@@ -15,7 +15,9 @@ import (
 
 	"github.com/rwpool/rwpool/dsn"
 	"github.com/rwpool/rwpool/internal/breaker"
+	"github.com/rwpool/rwpool/internal/pick"
 	"github.com/rwpool/rwpool/internal/replication"
+	"github.com/rwpool/rwpool/internal/routecache"
 	"github.com/rwpool/rwpool/pool"
 	"github.com/rwpool/rwpool/routing"
 )
@@ -32,8 +34,8 @@ type Connector struct {
 	primary  *node
 	replicas []*node
 	nodes    []*node // primary first, then replicas in DSN order
-	picker   *routing.Picker
-	cache    *routing.Cache      // the classifier's decisions for repeated statements
+	picker   *pick.Picker
+	cache    *routecache.Cache   // the classifier's decisions for repeated statements
 	flav     atomic.Uint32       // replication.Flavor, once known
 	history  replication.History // the primary's recent positions, for replica lag
 
@@ -88,7 +90,7 @@ func NewConnector(cfg *dsn.Config, opts ...Option) (*Connector, error) {
 	c := &Connector{cfg: cp, dialect: routing.DialectOf(cp.Driver), stop: make(chan struct{}),
 		watch: needsWatch(cp.Driver)}
 	c.drv = &Driver{c: c}
-	c.cache = routing.NewCache(c.dialect, classifyCacheSize)
+	c.cache = routecache.New(c.dialect, classifyCacheSize)
 	if c.dialect == routing.DialectPostgres {
 		c.flav.Store(uint32(replication.Postgres))
 	}
@@ -96,7 +98,7 @@ func NewConnector(cfg *dsn.Config, opts ...Option) (*Connector, error) {
 		o(c)
 	}
 
-	picks := make([]routing.Candidate, 0, len(cp.Replicas))
+	picks := make([]pick.Candidate, 0, len(cp.Replicas))
 	for _, nc := range nodes {
 		n, err := c.newNode(real, nc)
 		if err != nil {
@@ -109,9 +111,9 @@ func NewConnector(cfg *dsn.Config, opts ...Option) (*Connector, error) {
 			continue
 		}
 		c.replicas = append(c.replicas, n)
-		picks = append(picks, routing.Candidate{Weight: nc.Weight, Node: n.health})
+		picks = append(picks, pick.Candidate{Weight: nc.Weight, Node: n.health})
 	}
-	c.picker = routing.NewPicker(picks)
+	c.picker = pick.New(picks)
 	if cp.Breaker {
 		for _, n := range c.nodes {
 			c.startChecker(n)
@@ -237,7 +239,7 @@ func (c *Connector) Close() error {
 
 // classifyCacheSize is how many statements a Connector remembers the
 // routing of: 16 KiB of slots, and at most 1024 statements of up to
-// routing.MaxCachedLen bytes (2 MiB in the worst case, far less for
+// routecache.MaxLen bytes (2 MiB in the worst case, far less for
 // typical statements).
 const classifyCacheSize = 1024
 

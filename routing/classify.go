@@ -134,10 +134,9 @@ type Decision struct {
 
 // Classify decides where query runs. It is a pure function of its
 // arguments: no allocation, no locks, no global mutable state; it is safe
-// for concurrent use. Its cost is linear in len(query): a light pass that
-// recognises plain reads, and for any other query one pass of the full
-// scanner (two for DialectGeneric when the query contains characters the
-// dialects read differently).
+// for concurrent use. Its cost is linear in len(query): one pass of the
+// scanner, two for DialectGeneric when the query contains characters the
+// dialects read differently.
 //
 // The order of precedence is: a /*rwpool:primary*/ hint, an unterminated
 // quote or comment, a /*rwpool:replica*/ hint, the empty query, then the
@@ -147,14 +146,6 @@ type Decision struct {
 // A ";" followed only by whitespace and comments ends a statement without
 // starting another.
 func Classify(query string, d Dialect) Decision {
-	if d <= DialectMySQL && plainRead(query, d) {
-		return Decision{Replica, RuleRead, false}
-	}
-	return classifyFull(query, d)
-}
-
-// classifyFull is Classify without the plain-read fast path.
-func classifyFull(query string, d Dialect) Decision {
 	switch d {
 	case DialectPostgres:
 		r, _ := scan(query, lexPostgres)

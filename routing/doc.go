@@ -1,7 +1,6 @@
 // Package routing decides where each statement runs: Classify reads the SQL
 // text and returns a Decision (Primary or Replica, the Rule that decided,
-// and whether the statement touches per-connection session state); Picker
-// chooses among the replicas.
+// and whether the statement touches per-connection session state).
 //
 // # Classification rules
 //
