@@ -399,6 +399,7 @@ func (vc *conn) sessionWrote(ctx context.Context, s *session) {
 	l := &vc.lease
 	switch err := vc.c.wrote(ctx, s, l.pc); {
 	case err == errAbandoned:
+		l.n.closedBroken.Add(1)
 		l.pc, l.n = nil, nil // the driver's goroutine owns and closes it
 		l.lose()
 	case err != nil:

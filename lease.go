@@ -83,6 +83,7 @@ func (l *lease) settle(ctx context.Context, err error, fresh bool) (outcome, err
 	switch o {
 	case abandoned:
 		err = ctx.Err()
+		n.closedBroken.Add(1)
 		l.pc, l.n = nil, nil // the driver's goroutine owns and closes it
 		l.lose()
 	case broken, interrupted:
@@ -101,6 +102,7 @@ func (l *lease) settle(ctx context.Context, err error, fresh bool) (outcome, err
 func (l *lease) drop() {
 	if l.pc != nil {
 		l.detach()
+		l.n.closedBroken.Add(1)
 		l.pc.Destroy()
 		l.pc, l.n, l.dirty = nil, nil, false
 	}
@@ -155,6 +157,7 @@ func (l *lease) unpin() {
 	real := l.detach()
 	switch {
 	case l.dirty || l.tx != nil:
+		l.n.closedSession.Add(1)
 		pc.Destroy()
 	case len(real) > 0 && !l.n.closeStmts(pc, real):
 		// the statements could not be closed: neither can pc be reused

@@ -29,6 +29,10 @@ type node struct {
 	errors    atomic.Int64 // statements that failed here
 	replays   atomic.Int64 // reads that failed here and were replayed elsewhere
 	fallbacks atomic.Int64 // reads served here because no replica was available
+
+	// Real connections closed by rwpool, by cause (see NodeStats).
+	closedSession atomic.Int64
+	closedBroken  atomic.Int64
 }
 
 // acquire borrows a real connection from the node's pool; from a tripped
@@ -146,8 +150,10 @@ func (n *node) closeStmts(pc *pool.Conn, stmts []driver.Stmt) bool {
 	}, nil)
 	switch {
 	case err == errAbandoned: // watched destroys pc when Close returns
+		n.closedBroken.Add(1)
 		return false
 	case err != nil:
+		n.closedBroken.Add(1)
 		pc.Destroy()
 		return false
 	}

@@ -56,9 +56,11 @@ func (o outcome) reusable() bool { return o == finished }
 func (n *node) settle(ctx context.Context, pc *pool.Conn, err error) (outcome, error) {
 	o := outcomeOf(err)
 	switch o {
-	case abandoned:
+	case abandoned: // the goroutine still in the driver closes pc
 		err = ctx.Err()
+		n.closedBroken.Add(1)
 	case broken, interrupted:
+		n.closedBroken.Add(1)
 		pc.Destroy()
 	default:
 		pc.Release()

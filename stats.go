@@ -42,6 +42,15 @@ type NodeStats struct {
 	Replays      int64         // reads that failed here and were replayed on another node
 	Fallbacks    int64         // reads served here (the primary) because no replica was available
 
+	// Real connections opened and closed, by cause. Each costs a new
+	// server session (on PostgreSQL a server process), so they explain
+	// what rwpool costs the servers beyond its statements. The health
+	// checker's probe connection is not counted.
+	Dials         int64 // connections the pool opened (successful dials)
+	ClosedSession int64 // closed at the end of a lease that changed or read their session state, or left a transaction open
+	ClosedBroken  int64 // closed after a connection-level failure, or a call interrupted or abandoned at its deadline
+	ClosedExpired int64 // closed by idle_timeout or max_lifetime
+
 	// Replication, as the health checker last read it (PostgreSQL, MariaDB
 	// and MySQL; nothing for other drivers or with breaker=off).
 	Lag         time.Duration // replicas: how far behind the primary; 0 unless LagKnown
@@ -117,31 +126,35 @@ func (c *Connector) Stats() Snapshot {
 			statusErr = *e
 		}
 		s.Nodes[i] = NodeStats{
-			Name:         n.cfg.Name,
-			Role:         n.cfg.Role.String(),
-			Weight:       n.cfg.Weight,
-			Available:    b.Available(),
-			State:        b.State,
-			Since:        b.Since,
-			Trips:        b.Trips,
-			LastError:    errString(b.LastError),
-			ProbeLatency: h.ProbeLatency(),
-			MaxOpen:      ps.MaxOpen,
-			Open:         ps.Open,
-			Idle:         ps.Idle,
-			InUse:        ps.InUse,
-			Waiting:      ps.Waiting,
-			Served:       n.served.Load(),
-			Errors:       n.errors.Load(),
-			WaitCount:    ps.WaitCount,
-			WaitDuration: ps.WaitDuration,
-			Replays:      n.replays.Load(),
-			Fallbacks:    n.fallbacks.Load(),
-			Lag:          lag,
-			LagKnown:     lagKnown,
-			Position:     n.repl.position().String(),
-			Reports:      reports,
-			StatusError:  statusErr,
+			Name:          n.cfg.Name,
+			Role:          n.cfg.Role.String(),
+			Weight:        n.cfg.Weight,
+			Available:     b.Available(),
+			State:         b.State,
+			Since:         b.Since,
+			Trips:         b.Trips,
+			LastError:     errString(b.LastError),
+			ProbeLatency:  h.ProbeLatency(),
+			MaxOpen:       ps.MaxOpen,
+			Open:          ps.Open,
+			Idle:          ps.Idle,
+			InUse:         ps.InUse,
+			Waiting:       ps.Waiting,
+			Served:        n.served.Load(),
+			Errors:        n.errors.Load(),
+			WaitCount:     ps.WaitCount,
+			WaitDuration:  ps.WaitDuration,
+			Replays:       n.replays.Load(),
+			Fallbacks:     n.fallbacks.Load(),
+			Dials:         ps.Dials - ps.DialErrors,
+			ClosedSession: n.closedSession.Load(),
+			ClosedBroken:  n.closedBroken.Load(),
+			ClosedExpired: ps.ClosedIdle + ps.ClosedLifetime,
+			Lag:           lag,
+			LagKnown:      lagKnown,
+			Position:      n.repl.position().String(),
+			Reports:       reports,
+			StatusError:   statusErr,
 		}
 	}
 	return s
