@@ -163,7 +163,7 @@ type Config struct {
 	AcquireTimeout time.Duration // max wait for a connection; 0 = only the context bounds it (acquire_timeout)
 	IdleTimeout    time.Duration // idle connections above MinIdle are closed after this; 0 = never (idle_timeout)
 	MaxLifetime    time.Duration // connections are recycled after this; 0 = never (max_lifetime)
-	MaxWaiters     int           // max goroutines waiting for a connection per node (max_waiters)
+	MaxWaiters     int           // max goroutines waiting for a connection per node; 0 = a full pool fails at once (max_waiters)
 	CheckInterval  time.Duration // health check period (check_interval)
 	ProbeQuery     string        // health check query (probe_query)
 	ProbeTimeout   time.Duration // health check timeout (probe_timeout)

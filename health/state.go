@@ -11,7 +11,8 @@ const (
 	// (writes and reads to the primary, reads to a replica).
 	Available State = iota
 	// Unavailable: the breaker is open. The node failed at the connection
-	// level and a confirming probe failed too; it receives nothing, and a
+	// level (a statement's connection error confirmed by a probe on a fresh
+	// connection, or a failed health probe); it receives nothing, and a
 	// borrow from it fails at once, until a health probe succeeds.
 	Unavailable
 	// Lagging: a replica that answers its probes but was measured further

@@ -8,7 +8,9 @@ import (
 )
 
 // Config configures one node's pool. Name, Connector and MaxOpen are
-// required; every other field has a usable zero value.
+// required. Every other field's zero value is a setting, documented with
+// the field: no timeouts, no idle connections kept, no dial cap, and
+// MaxWaiters 0, under which a full pool fails Acquire at once.
 type Config struct {
 	// Name is the node name used in errors ("rwpool: node replica1: ...").
 	Name string
@@ -22,9 +24,6 @@ type Config struct {
 	// connections below this count.
 	MinIdle int
 
-	// noMaintainer lets tests of Acquire's own expiry checks run without
-	// the maintainer racing them.
-	noMaintainer bool
 	// AcquireTimeout bounds how long Acquire waits for a connection when the
 	// pool is full; it never extends ctx. 0 means wait as long as ctx allows.
 	AcquireTimeout time.Duration
@@ -43,6 +42,10 @@ type Config struct {
 	// connection or a free dial slot (so with MaxWaiters 0 it fails with
 	// ErrTooManyWaiters).
 	MaxConcurrentDials int
+
+	// noMaintainer lets tests of Acquire's own expiry checks run without
+	// the maintainer racing them.
+	noMaintainer bool
 }
 
 const (
