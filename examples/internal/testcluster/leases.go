@@ -5,8 +5,11 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"fmt"
+	"io"
+	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/rwpool/rwpool"
 )
@@ -34,6 +37,10 @@ type countingConnector struct {
 	driver.Connector
 	l *Leases
 }
+
+// Close closes rwpool's Connector: sql.DB.Close closes a Connector that
+// is an io.Closer.
+func (c countingConnector) Close() error { return c.Connector.(io.Closer).Close() }
 
 func (c countingConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	dc, err := c.Connector.Connect(ctx)
@@ -107,4 +114,39 @@ func (r Reconnects) String() string {
 	}
 	return fmt.Sprintf("%d leases: %.1f dials per 1,000 leases; closed per 1,000: %.1f session, %.1f broken, %.1f expired",
 		r.Leases, per(r.Dials), per(r.ClosedSession), per(r.ClosedBroken), per(r.ClosedExpired))
+}
+
+// MeasureReconnects opens rwpool over b with OpenCounting, hands the
+// *sql.DB to setup (which migrates and returns one round of a workload),
+// waits until rounds succeed (the replicas have the migration), then
+// runs n rounds and returns what they cost. It logs the figures.
+func MeasureReconnects(t *testing.T, b *Backend, n int, setup func(ctx context.Context, db *sql.DB) (round func(context.Context) error, cleanup func())) Reconnects {
+	t.Helper()
+	db, leases, err := OpenCounting(b.DSN(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	round, cleanup := setup(ctx, db)
+	defer cleanup()
+	// Reads go to either replica: wait until ten rounds in a row succeed,
+	// so that both have replayed the migration.
+	ok := 0
+	Eventually(t, 10*time.Second, "ten rounds of the workload in a row", func() (bool, error) {
+		err := round(ctx)
+		if ok++; err != nil {
+			ok = 0
+		}
+		return ok >= 10, err
+	})
+	before := Measure(t, db, leases, Reconnects{})
+	for range n {
+		if err := round(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := Measure(t, db, leases, before)
+	t.Logf("%s on %s: %s", strings.SplitN(t.Name(), "/", 2)[0], b.Name, r)
+	return r
 }
