@@ -147,8 +147,9 @@ func (l *lease) endTx(err error, primary *node) {
 	}
 }
 
-// unpin gives the pin back: closed when its session state changed or a
-// transaction is still open on it, returned to its pool otherwise.
+// unpin gives the pin back: closed when a transaction is still open on
+// it or its session state changed (reset with reset_query instead, when
+// the DSN has one), returned to its pool otherwise.
 func (l *lease) unpin() {
 	pc := l.pc
 	if pc == nil {
@@ -156,11 +157,13 @@ func (l *lease) unpin() {
 	}
 	real := l.detach()
 	switch {
-	case l.dirty || l.tx != nil:
+	case l.tx != nil || l.dirty && l.n.c.cfg.ResetQuery == "":
 		l.n.closedSession.Add(1)
 		pc.Destroy()
 	case len(real) > 0 && !l.n.closeStmts(pc, real):
 		// the statements could not be closed: neither can pc be reused
+	case l.dirty:
+		l.n.reset(pc)
 	default:
 		pc.Release()
 	}

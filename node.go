@@ -33,6 +33,7 @@ type node struct {
 	// Real connections closed by rwpool, by cause (see NodeStats).
 	closedSession atomic.Int64
 	closedBroken  atomic.Int64
+	resets        atomic.Int64 // connections reset with reset_query instead of closed
 }
 
 // acquire borrows a real connection from the node's pool; from a tripped
@@ -158,4 +159,35 @@ func (n *node) closeStmts(pc *pool.Conn, stmts []driver.Stmt) bool {
 		return false
 	}
 	return true
+}
+
+// reset runs reset_query on pc, a connection whose session state a lease
+// changed, and returns it to the pool, or closes it if the reset fails or
+// takes longer than probe_timeout. It runs in a goroutine of the
+// Connector's: the lease that ended does not wait for it.
+func (n *node) reset(pc *pool.Conn) {
+	n.c.bg.Add(1)
+	go func() {
+		defer n.c.bg.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), n.c.cfg.ProbeTimeout)
+		defer cancel()
+		var err error
+		if n.c.watches(ctx) {
+			_, err = watched(n.c, ctx, pc, func() (driver.Result, error) {
+				return execReal(ctx, pc.Raw(), n.c.cfg.ResetQuery, nil)
+			}, nil)
+		} else {
+			_, err = execReal(ctx, pc.Raw(), n.c.cfg.ResetQuery, nil)
+		}
+		switch {
+		case err == errAbandoned: // watched closes pc when the driver lets go
+			n.closedSession.Add(1)
+		case err != nil:
+			n.closedSession.Add(1)
+			pc.Destroy()
+		default:
+			n.resets.Add(1)
+			pc.Release()
+		}
+	}()
 }

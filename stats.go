@@ -50,6 +50,7 @@ type NodeStats struct {
 	ClosedSession int64 // closed at the end of a lease that changed or read their session state, or left a transaction open
 	ClosedBroken  int64 // closed after a connection-level failure, or a call interrupted or abandoned at its deadline
 	ClosedExpired int64 // closed by idle_timeout or max_lifetime
+	Resets        int64 // reset with reset_query at the end of a lease that changed their session state, instead of closed
 
 	// Replication, as the health checker last read it (PostgreSQL, MariaDB
 	// and MySQL; nothing for other drivers or with breaker=off).
@@ -150,6 +151,7 @@ func (c *Connector) Stats() Snapshot {
 			ClosedSession: n.closedSession.Load(),
 			ClosedBroken:  n.closedBroken.Load(),
 			ClosedExpired: ps.ClosedIdle + ps.ClosedLifetime,
+			Resets:        n.resets.Load(),
 			Lag:           lag,
 			LagKnown:      lagKnown,
 			Position:      n.repl.position().String(),

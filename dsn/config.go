@@ -178,6 +178,15 @@ type Config struct {
 	// session's last write, instead of comparing replication positions
 	// (read_your_writes).
 	ReadYourWrites time.Duration
+	// ResetQuery, when set, is run on a connection whose session state a
+	// lease changed, at the lease's end, to make it fit for another lease
+	// instead of closing it (reset_query). Only you can say what resets
+	// your sessions: "DISCARD ALL" on PostgreSQL resets everything a
+	// session can change; MySQL and MariaDB have no such statement that
+	// go-sql-driver/mysql can send, so leave it empty there unless your
+	// sessions only change what a query of yours resets. A reset that
+	// fails closes the connection as without it.
+	ResetQuery string
 
 	// made is set by NewConfig (and so Parse): the Config started from the
 	// defaults. Validate rejects a Config without it.

@@ -59,6 +59,9 @@
 //	max_lag          0 (off)     exclude replicas measured this far behind, >= 0
 //	read_your_writes 0 (off)     session reads go to the primary this long after
 //	                             a write, instead of comparing positions, >= 0
+//	reset_query      (none)      run at the end of a lease that changed a
+//	                             connection's session state, instead of closing
+//	                             the connection (e.g. 'DISCARD ALL')
 //
 // Integers are decimal. Durations use Go syntax (500ms, 2s, 1m30s; see
 // time.ParseDuration) and must not be negative. A key other than replica

@@ -93,6 +93,7 @@ func (c *Config) GoString() string {
 	field("ReadOnlyTx", strconv.Itoa(int(c.ReadOnlyTx)))
 	field("MaxLag", dur(c.MaxLag))
 	field("ReadYourWrites", dur(c.ReadYourWrites))
+	field("ResetQuery", strconv.Quote(c.ResetQuery))
 	b.WriteString("}")
 	return b.String()
 }
@@ -157,6 +158,9 @@ func (c *Config) format(redact bool) string {
 	}
 	if c.ReadYourWrites != 0 {
 		item(keyReadYourWrites, c.ReadYourWrites.String())
+	}
+	if c.ResetQuery != "" {
+		item(keyResetQuery, c.ResetQuery)
 	}
 	return b.String()
 }

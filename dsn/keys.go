@@ -19,6 +19,7 @@ const (
 	keyReadOnlyTx     = "readonly_tx"
 	keyMaxLag         = "max_lag"
 	keyReadYourWrites = "read_your_writes"
+	keyResetQuery     = "reset_query"
 )
 
 // Node attribute names.
@@ -32,7 +33,7 @@ var knownKeys = []string{
 	keyDriver, keyPrimary, keyReplica, keyPoolSize, keyMinIdle,
 	keyAcquireTimeout, keyIdleTimeout, keyMaxLifetime, keyMaxWaiters,
 	keyCheckInterval, keyProbeQuery, keyProbeTimeout, keyBreaker,
-	keyFallback, keyReadOnlyTx, keyMaxLag, keyReadYourWrites,
+	keyFallback, keyReadOnlyTx, keyMaxLag, keyReadYourWrites, keyResetQuery,
 }
 
 var knownAttrs = []string{attrWeight, attrName}

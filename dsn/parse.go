@@ -107,6 +107,8 @@ func (p *parser) apply(it item) error {
 		c.ReadYourWrites, err = parseDuration(key, v)
 	case keyProbeQuery:
 		c.ProbeQuery = v.text
+	case keyResetQuery:
+		c.ResetQuery = v.text
 	case keyBreaker:
 		switch v.text {
 		case "on":
