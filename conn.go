@@ -61,6 +61,11 @@ func (vc *conn) borrowPin(ctx context.Context, d routing.Decision) (*pool.Conn, 
 		vc.dirty = vc.dirty || d.Session
 		return vc.pin, vc.pinNode, nil
 	}
+	// TODO(lease): Previous. A routing.Previous statement (SHOW WARNINGS,
+	// ROW_COUNT(), ...) must run on the real connection that ran the lease's
+	// previous statement; like any session read it pins, which finds that
+	// connection only when the previous statement pinned too, and otherwise
+	// asks a fresh primary connection.
 	n := vc.c.primary
 	if isWrite(d) {
 		if err := vc.c.writable(); err != nil {
