@@ -9,7 +9,8 @@ const (
 	// (# comments, backslash escapes, "...", `...`, $$ quotes, @x, nested
 	// comments, /*! */ comments) the statement is classified under both the
 	// Postgres and the MySQL rules and the more conservative verdict wins:
-	// Primary if either says Primary, Session if either says Session.
+	// Primary if either says Primary, else Previous if either says
+	// Previous; Session if either says Session.
 	DialectGeneric Dialect = iota
 	// DialectPostgres is for lib/pq, pgx and other PostgreSQL drivers:
 	// nested /* */ comments, '...' without backslash escapes
