@@ -9,7 +9,8 @@ const (
 	// (# comments, backslash escapes, "...", `...`, $$ quotes, @x, nested
 	// comments, /*! */ comments) the statement is classified under both the
 	// Postgres and the MySQL rules and the more conservative verdict wins:
-	// Primary if either says Primary, Session if either says Session.
+	// Primary if either says Primary, else Previous if either says
+	// Previous; Session if either says Session.
 	DialectGeneric Dialect = iota
 	// DialectPostgres is for lib/pq, pgx and other PostgreSQL drivers:
 	// nested /* */ comments, '...' without backslash escapes
@@ -24,7 +25,7 @@ const (
 	DialectMySQL
 )
 
-// Target is where a statement should run.
+// Target is where a statement must run.
 type Target uint8
 
 const (
@@ -33,10 +34,15 @@ const (
 	Primary Target = iota
 	// Replica is any read-only node.
 	Replica
+	// Previous is the real connection that ran the connection's previous
+	// statement: the statement reads that statement's diagnostics
+	// (warnings, errors, row counts), which no other connection has.
+	Previous
 )
 
-// Rule names the rule that decided a Decision's Target, for the `rwpool
-// route` command and for statistics. Its String is a few words.
+// Rule names the rule that decided a Decision: the "why" of its Target.
+// Its String is a few words, as shown by `rwpool route` and in
+// rwpool.Route.Reason.
 //
 // The zero Rule is RuleWrite, so the zero Decision is {Primary, RuleWrite,
 // false}, the conservative default.
@@ -66,8 +72,8 @@ const (
 	// RuleSession: a statement that changes connection state: SET, RESET,
 	// USE, DISCARD, LOCK/UNLOCK, PREPARE/EXECUTE/DEALLOCATE, DECLARE, FETCH,
 	// MOVE, CLOSE, LISTEN/UNLISTEN, BEGIN, START, COMMIT, END, ROLLBACK,
-	// ABORT, SAVEPOINT, RELEASE, XA, HANDLER, GET DIAGNOSTICS, CREATE
-	// TEMP(ORARY), DROP TEMPORARY, DROP PREPARE, FLUSH ... WITH READ LOCK.
+	// ABORT, SAVEPOINT, RELEASE, XA, HANDLER, CREATE TEMP(ORARY), DROP
+	// TEMPORARY, DROP PREPARE, FLUSH ... WITH READ LOCK.
 	RuleSession
 	// RuleWritingCTE: a WITH whose CTE or main statement is INSERT, UPDATE,
 	// DELETE or MERGE.
@@ -80,30 +86,42 @@ const (
 	// RuleSelectInto: SELECT ... INTO at the statement's top level (a table in
 	// Postgres, OUTFILE, DUMPFILE or variables in MySQL).
 	RuleSelectInto
-	// RuleSessionFunc: a call of a function that reads or sets per-connection
-	// state: nextval, setval, currval, lastval, set_config, LAST_INSERT_ID,
-	// FOUND_ROWS, ROW_COUNT, MariaDB NEXT/PREVIOUS VALUE FOR, and the MySQL
-	// SQL_CALC_FOUND_ROWS modifier.
+	// RuleSessionFunc: a call of a function that reads or sets
+	// per-connection state: nextval, setval, currval, lastval, set_config,
+	// LAST_INSERT_ID (and @@identity, @@last_insert_id), MariaDB NEXT/PREVIOUS
+	// VALUE FOR, the MySQL SQL_CALC_FOUND_ROWS modifier, pg_backup_start and
+	// pg_backup_stop, dblink's connection functions, cursor_to_xml.
 	RuleSessionFunc
 	// RuleLockFunc: a named or advisory lock function: GET_LOCK,
 	// RELEASE_LOCK, RELEASE_ALL_LOCKS, IS_FREE_LOCK, IS_USED_LOCK,
 	// pg_advisory_* and pg_try_advisory_*.
 	RuleLockFunc
-	// RuleWriteFunc: a built-in function that writes or fails on a standby:
-	// pg_notify, txid_current, pg_current_xact_id and the large-object
-	// writers lo_creat, lo_create, lo_import, lo_unlink, lo_put,
-	// lo_from_bytea.
+	// RuleWriteFunc: a built-in function a PostgreSQL standby refuses:
+	// NOTIFY, transaction IDs, large-object writers, WAL control
+	// (pg_switch_wal, pg_current_wal_lsn, ...), replication slots and
+	// origins, statistics and index maintenance. The package documentation
+	// lists them all.
 	RuleWriteFunc
 	// RuleUserVar: a MySQL user variable @x (not @@x), whose value lives in
 	// the connection that set it.
 	RuleUserVar
+	// RuleExecFunc: a function that runs SQL text it is given (dblink,
+	// dblink_exec, query_to_xml, ts_stat, crosstab, ...): the text may write.
+	RuleExecFunc
+	// RuleDiagnostics: a statement that reads the diagnostics of the
+	// connection's previous statement: SHOW WARNINGS, SHOW ERRORS, SHOW
+	// COUNT(*) WARNINGS/ERRORS, SHOW PROFILE(S), GET DIAGNOSTICS,
+	// @@warning_count, @@error_count, ROW_COUNT(), FOUND_ROWS(). Its Target
+	// is Previous.
+	RuleDiagnostics
 
 	numRules // number of rules, for tests
 )
 
 // Decision is the classifier's verdict on one query string.
 type Decision struct {
-	// Target is where the query should run.
+	// Target is where the query must run. A statement goes to a replica
+	// only when Target is Replica and Pins is false.
 	Target Target
 	// Rule is the rule that decided Target. For a write it is RuleWrite even
 	// when Session is set by something inside it (INSERT ... nextval(...)).
@@ -112,18 +130,15 @@ type Decision struct {
 	// or depends on state that exists only on the connection that created
 	// it, so that later statements must run on the same connection:
 	//
-	//   - session statements (RuleSession): SET (also SET LOCAL and SET
-	//     GLOBAL), RESET, USE, DISCARD, LOCK/UNLOCK, PREPARE, EXECUTE,
-	//     DEALLOCATE, DECLARE, FETCH, MOVE, CLOSE, LISTEN, UNLISTEN,
-	//     transaction control issued as text, HANDLER, GET DIAGNOSTICS,
-	//     temporary tables, FLUSH ... WITH READ LOCK;
+	//   - session statements (RuleSession);
 	//   - SELECT ... INTO TEMP table;
-	//   - connection-state functions (nextval, setval, currval, lastval,
-	//     set_config, LAST_INSERT_ID, FOUND_ROWS, ROW_COUNT, NEXT/PREVIOUS
-	//     VALUE FOR, SQL_CALC_FOUND_ROWS);
+	//   - the functions of RuleSessionFunc, and those that create or use a
+	//     session's replication slot or origin, or run SQL text on a
+	//     session's dblink connection;
 	//   - session-scoped locks (GET_LOCK, RELEASE_LOCK, RELEASE_ALL_LOCKS,
 	//     pg_advisory_* other than the _xact_ variants);
-	//   - MySQL user variables @x.
+	//   - MySQL user variables @x;
+	//   - every statement with Target Previous.
 	//
 	// It is set wherever these occur, also inside writes, and it is kept
 	// under a hint: /*rwpool:replica*/ SET x = 1 is {Replica,
@@ -166,7 +181,7 @@ func Classify(query string, d Dialect) Decision {
 
 // mergeGeneric combines the Postgres and the MySQL verdicts of one query:
 // unterminated in either, else Primary in either (a non-empty one first),
-// else the Postgres verdict; Session if either.
+// else Previous in either, else the Postgres verdict; Session if either.
 func mergeGeneric(pg, my Decision) Decision {
 	d := pg
 	switch {
@@ -175,6 +190,9 @@ func mergeGeneric(pg, my Decision) Decision {
 		d = my
 	case pg.Target == Primary && pg.Rule != RuleEmpty:
 	case my.Target == Primary:
+		d = my
+	case pg.Target == Previous:
+	case my.Target == Previous:
 		d = my
 	}
 	d.Session = pg.Session || my.Session

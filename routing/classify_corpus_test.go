@@ -35,6 +35,8 @@ var ruleKeys = map[string]Rule{
 	"lock-func":       RuleLockFunc,
 	"write-func":      RuleWriteFunc,
 	"user-var":        RuleUserVar,
+	"exec-func":       RuleExecFunc,
+	"diagnostics":     RuleDiagnostics,
 }
 
 // corpusCase is one statement of the corpus with its expected verdict.
@@ -163,6 +165,8 @@ func parseExpect(s string) (d Decision, escaped bool, err error) {
 		d.Target = Primary
 	case "replica":
 		d.Target = Replica
+	case "previous":
+		d.Target = Previous
 	default:
 		return d, false, fmt.Errorf("unknown target %q", w[0])
 	}

@@ -32,7 +32,7 @@ func FuzzClassify(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string, k uint16) {
 		for _, d := range allDialects {
 			got := Classify(s, d)
-			if got.Target > Replica || got.Rule >= numRules {
+			if got.Target > Previous || got.Rule >= numRules {
 				t.Fatalf("Classify(%q, %v) = %#v: invalid value", s, d, got)
 			}
 			if again := Classify(s, d); again != got {

@@ -144,8 +144,14 @@ func (s *scanner) at(i int) int {
 	}
 	c := q[i+1]
 	if c == '@' {
-		s.tok(kwPunct, 0, 0) // @@name: the name follows as a word
-		return i + 2
+		// @@name, @@session.name, @@global.name: a system variable.
+		j := i + 2
+		for j < n && (wordCont[q[j]] || q[j] == '.') {
+			j++
+		}
+		s.st.flags |= sysVarFlags(q[i+2 : j])
+		s.tok(kwPunct, 0, 0)
+		return j
 	}
 	isQuote := c == '\'' || c == '"' || c == '`'
 	if !wordCont[c] && !isQuote {
@@ -169,6 +175,38 @@ func (s *scanner) at(i int) int {
 	s.st.flags |= fUserVar | fSession
 	s.tok(kwUserVar, 0, 0)
 	return j
+}
+
+// sysVarFlags returns the statement flags reading the MySQL system variable
+// name (with its scope, as in session.warning_count) sets: the previous
+// statement's warning and error counts are its diagnostics; identity and
+// last_insert_id are LAST_INSERT_ID().
+func sysVarFlags(name string) uint32 {
+	for k := len(name) - 1; k >= 0; k-- {
+		if name[k] == '.' {
+			name = name[k+1:]
+			break
+		}
+	}
+	switch len(name) {
+	case 8:
+		if eqLower(name, "identity") {
+			return fnSession
+		}
+	case 11:
+		if eqLower(name, "error_count") {
+			return fnDiag
+		}
+	case 13:
+		if eqLower(name, "warning_count") {
+			return fnDiag
+		}
+	case 14:
+		if eqLower(name, "last_insert_id") {
+			return fnSession
+		}
+	}
+	return 0
 }
 
 // blockComment lexes a comment starting with /* at q[i] and returns the

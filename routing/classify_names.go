@@ -42,13 +42,15 @@ func (d Dialect) String() string {
 	return "Dialect(" + strconv.Itoa(int(d)) + ")"
 }
 
-// String returns "primary" or "replica".
+// String returns "primary", "replica" or "previous".
 func (t Target) String() string {
 	switch t {
 	case Primary:
 		return "primary"
 	case Replica:
 		return "replica"
+	case Previous:
+		return "previous"
 	}
 	return "Target(" + strconv.Itoa(int(t)) + ")"
 }
@@ -69,8 +71,10 @@ var ruleNames = [numRules]string{
 	RuleSelectInto:     "write: SELECT ... INTO",
 	RuleSessionFunc:    "session: session function (nextval, currval, LAST_INSERT_ID...)",
 	RuleLockFunc:       "session: lock function (GET_LOCK, pg_advisory_*...)",
-	RuleWriteFunc:      "write: writing function (pg_notify, txid_current...)",
+	RuleWriteFunc:      "write: function a standby refuses (pg_notify, pg_switch_wal...)",
 	RuleUserVar:        "session: user variable @x",
+	RuleExecFunc:       "write: function that runs SQL text (dblink, query_to_xml...)",
+	RuleDiagnostics:    "previous: diagnostics of the previous statement (SHOW WARNINGS, ROW_COUNT()...)",
 }
 
 // String names the rule in a few words, such as "read: SELECT/WITH/SHOW/VALUES/TABLE"
@@ -93,12 +97,12 @@ func (d Decision) String() string {
 }
 
 // Pins reports whether the statement pins its connection's lease to one
-// primary connection: every statement the classifier sends to the primary
-// (writes, locking reads, session functions, and a /*rwpool:primary*/ hint,
-// which hides whether the statement under it writes) and anything touching
-// session state, even under a /*rwpool:replica*/ hint. Later statements of
-// the lease then run on that connection, so the session behaves as on a
-// single database.
+// real connection: every statement that must not go to a replica (writes,
+// locking reads, session functions, diagnostics reads, and a
+// /*rwpool:primary*/ hint, which hides whether the statement under it
+// writes) and anything touching session state, even under a
+// /*rwpool:replica*/ hint. Later statements of the lease then run on that
+// connection, so the session behaves as on a single database.
 func (d Decision) Pins() bool {
-	return d.Session || d.Target == Primary
+	return d.Session || d.Target != Replica
 }

@@ -7,7 +7,9 @@ const (
 	fInto                           // INTO at the top level of a read
 	fSessionFunc                    // nextval(, LAST_INSERT_ID(, ...
 	fLockFunc                       // GET_LOCK(, pg_advisory_lock(, ...
-	fWriteFunc                      // pg_notify(, txid_current(, ...
+	fWriteFunc                      // pg_notify(, pg_switch_wal(, ...
+	fExecFunc                       // dblink(, query_to_xml(, ...: runs SQL text
+	fDiag                           // SHOW WARNINGS, ROW_COUNT(, @@warning_count, ...
 	fUserVar                        // MySQL @x
 	fWritingCTE                     // INSERT/UPDATE/DELETE/MERGE right after ( or ) in a WITH
 	fAnalyze                        // EXPLAIN ANALYZE
@@ -19,8 +21,9 @@ const (
 	fPendingAnlz   // the previous token was ANALYZE in an EXPLAIN prelude
 	fPrelude       // in EXPLAIN options, before the explained statement
 	fTempPrefix    // after CREATE or DROP, before the object type
+	fPendingLead   // the previous token was the statement's SHOW or GET
 	fStarted       // the statement's first token (after leading parentheses) was seen
-	fPendingTokens = fPendingInto | fPendingAnlz | fTempPrefix
+	fPendingTokens = fPendingInto | fPendingAnlz | fTempPrefix | fPendingLead
 
 	// fastMask selects the bits that let a plain token skip tok: the
 	// statement has started and no rule waits for the next token.
@@ -55,7 +58,7 @@ func (s *scanner) tok(k kw, start, end int) {
 	s.started = true
 	fl := st.flags
 	if fl&fPendingTokens != 0 {
-		fl = pending(fl, k, st.kind)
+		fl = pending(fl, k, st.kind, s.q[start:end])
 	}
 	switch k {
 	case kwLParen:
@@ -109,8 +112,12 @@ func (s *scanner) tok(k kw, start, end int) {
 	if st.flags&fStarted == 0 {
 		st.kind = k
 		switch k {
-		case kwSelect, kwWith, kwShow, kwValues, kwTable:
+		case kwSelect, kwWith, kwValues, kwTable:
 			fl |= fReadKind
+		case kwShow:
+			fl |= fReadKind | fPendingLead
+		case kwGet:
+			fl |= fPendingLead
 		case kwCreate, kwDrop:
 			fl |= fTempPrefix
 		case kwExplain:
@@ -127,8 +134,14 @@ func (s *scanner) tok(k kw, start, end int) {
 }
 
 // pending applies the rules that look at the token after INTO, ANALYZE,
-// CREATE or DROP.
-func pending(fl uint32, k, kind kw) uint32 {
+// CREATE, DROP, SHOW or GET. word is the token's text when it is a word.
+func pending(fl uint32, k, kind kw, word string) uint32 {
+	if fl&fPendingLead != 0 {
+		if k == kwIdent && diagLead(kind, word) {
+			fl |= fDiag | fSession
+		}
+		fl &^= fPendingLead
+	}
 	if fl&fPendingInto != 0 {
 		// SELECT ... INTO TEMP / TEMPORARY / LOCAL TEMP / GLOBAL TEMP t.
 		if k == kwTemp || k == kwTemporary || k == kwLocal || k == kwGlobal {
@@ -155,6 +168,35 @@ func pending(fl uint32, k, kind kw) uint32 {
 		}
 	}
 	return fl
+}
+
+// diagLead reports whether word, after the statement's first keyword kind,
+// makes a statement that reads the diagnostics of the connection's
+// previous statement: MySQL's and MariaDB's SHOW WARNINGS, SHOW ERRORS,
+// SHOW COUNT(*) WARNINGS / ERRORS, SHOW PROFILE(S) (the profiles of the
+// session's recent statements) and GET [CURRENT | STACKED] DIAGNOSTICS.
+func diagLead(kind kw, word string) bool {
+	switch kind {
+	case kwShow:
+		switch len(word) {
+		case 5:
+			return eqLower(word, "count")
+		case 6:
+			return eqLower(word, "errors")
+		case 7:
+			return eqLower(word, "profile")
+		case 8:
+			return eqLower(word, "warnings") || eqLower(word, "profiles")
+		}
+	case kwGet:
+		switch len(word) {
+		case 7:
+			return eqLower(word, "current") || eqLower(word, "stacked")
+		case 11:
+			return eqLower(word, "diagnostics")
+		}
+	}
+	return false
 }
 
 // endStmt closes the statement being scanned and folds its verdict into the
@@ -185,6 +227,9 @@ func (st *stmt) decide(mode lexMode) Decision {
 	sess := fl&fSession != 0
 	switch st.kind {
 	case kwSelect, kwWith, kwShow, kwValues, kwTable:
+		if fl&(readFlags|fDiag) == fDiag {
+			return Decision{Previous, RuleDiagnostics, true}
+		}
 		return Decision{readTarget(fl), readRule(fl), sess}
 	case kwDescribe, kwDesc:
 		if mode != lexMySQL {
@@ -198,10 +243,15 @@ func (st *stmt) decide(mode lexMode) Decision {
 		// The explained statement does not run: its functions, locks,
 		// INTO and variables do not matter.
 		return Decision{Replica, RuleExplain, false}
+	case kwGet:
+		if fl&fDiag != 0 {
+			return Decision{Previous, RuleDiagnostics, true}
+		}
+		return Decision{Primary, RuleSession, true}
 	case kwSet, kwReset, kwUse, kwDiscard, kwLock, kwUnlock,
 		kwPrepare, kwExecute, kwDeallocate, kwDeclare, kwFetch, kwMove, kwClose,
 		kwListen, kwUnlisten, kwBegin, kwStart, kwCommit, kwEnd, kwRollback,
-		kwAbort, kwSavepoint, kwRelease, kwXA, kwHandler, kwGet:
+		kwAbort, kwSavepoint, kwRelease, kwXA, kwHandler:
 		return Decision{Primary, RuleSession, true}
 	}
 	if fl&fTempStmt != 0 {
@@ -211,7 +261,7 @@ func (st *stmt) decide(mode lexMode) Decision {
 }
 
 // readFlags are the flags that send a read statement to the primary.
-const readFlags = fWritingCTE | fLocking | fInto | fLockFunc | fWriteFunc | fSessionFunc | fUserVar
+const readFlags = fWritingCTE | fLocking | fInto | fLockFunc | fWriteFunc | fExecFunc | fSessionFunc | fUserVar
 
 func readTarget(fl uint32) Target {
 	if fl&readFlags != 0 {
@@ -236,6 +286,8 @@ func readRule(fl uint32) Rule {
 		return RuleLockFunc
 	case fl&fWriteFunc != 0:
 		return RuleWriteFunc
+	case fl&fExecFunc != 0:
+		return RuleExecFunc
 	case fl&fSessionFunc != 0:
 		return RuleSessionFunc
 	}

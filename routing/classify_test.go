@@ -33,6 +33,10 @@ func TestClassifyExamples(t *testing.T) {
 		{"SELECT 1; DELETE FROM t", DialectGeneric, Decision{Primary, RuleMultiStatement, false}},
 		{"EXPLAIN DELETE FROM t", DialectPostgres, Decision{Replica, RuleExplain, false}},
 		{"EXPLAIN ANALYZE SELECT 1", DialectPostgres, Decision{Primary, RuleExplainAnalyze, false}},
+		{"SELECT pg_switch_wal()", DialectPostgres, Decision{Primary, RuleWriteFunc, false}},
+		{"SELECT query_to_xml('SELECT 1', true, false, '')", DialectPostgres, Decision{Primary, RuleExecFunc, false}},
+		{"SHOW WARNINGS", DialectMySQL, Decision{Previous, RuleDiagnostics, true}},
+		{"SELECT @@warning_count", DialectGeneric, Decision{Previous, RuleDiagnostics, true}},
 	}
 	for _, tt := range tests {
 		if got := Classify(tt.q, tt.d); got != tt.want {
@@ -83,14 +87,14 @@ func TestDialectOf(t *testing.T) {
 func TestStrings(t *testing.T) {
 	got := []string{
 		DialectGeneric.String(), DialectPostgres.String(), DialectMySQL.String(), Dialect(9).String(),
-		Primary.String(), Replica.String(), Target(7).String(),
+		Primary.String(), Replica.String(), Previous.String(), Target(7).String(),
 		Rule(200).String(),
 		Decision{Replica, RuleRead, false}.String(),
 		Decision{Primary, RuleUserVar, true}.String(),
 	}
 	want := []string{
 		"generic", "postgres", "mysql", "Dialect(9)",
-		"primary", "replica", "Target(7)",
+		"primary", "replica", "previous", "Target(7)",
 		"Rule(200)",
 		"replica (read: SELECT/WITH/SHOW/VALUES/TABLE)",
 		"primary (session: user variable @x) +session",
@@ -353,9 +357,127 @@ func TestDecisionPins(t *testing.T) {
 		{"/*rwpool:primary*/ SELECT 1", true},
 		{"/*rwpool:replica*/ SELECT 1", false},
 		{"/*rwpool:replica*/ SELECT currval('s')", true},
+		{"SHOW WARNINGS", true},
+		{"SELECT ROW_COUNT()", true},
 	} {
 		if got := Classify(c.q, DialectPostgres).Pins(); got != c.pins {
 			t.Errorf("Classify(%q).Pins() = %v, want %v", c.q, got, c.pins)
+		}
+	}
+}
+
+// TestFuncFlags checks every function the rules know, in the forms a call
+// takes: any case, quoted, schema-qualified, with space before "(".
+func TestFuncFlags(t *testing.T) {
+	ruleOf := map[uint32]Rule{
+		fnSession: RuleSessionFunc, fnWrite: RuleWriteFunc, fnWrite | fSession: RuleWriteFunc,
+		fnExec: RuleExecFunc, fnExec | fSession: RuleExecFunc, fnDiag: RuleDiagnostics,
+		fnLock: RuleLockFunc, fLockFunc: RuleLockFunc,
+	}
+	for name, fl := range funcs {
+		r, ok := ruleOf[fl]
+		if !ok {
+			t.Errorf("%s: unexpected flags %#x", name, fl)
+			continue
+		}
+		want := Decision{Primary, r, fl&fSession != 0}
+		if r == RuleDiagnostics {
+			want.Target = Previous
+		}
+		for _, q := range []string{
+			"SELECT " + name + "()",
+			"SELECT " + strings.ToUpper(name) + " (1)",
+			"SELECT a FROM pg_catalog." + name + "(1, 'x')",
+			`SELECT "` + name + `"(1)`,
+			"SELECT 1 FROM t WHERE x = " + name + " /* c */ (2)",
+		} {
+			if got := Classify(q, DialectPostgres); got != want {
+				t.Errorf("Classify(%q) = %v, want %v", q, got, want)
+			}
+		}
+		// Not calls: a column, a string, a longer name.
+		for _, q := range []string{"SELECT " + name + " FROM t", "SELECT '" + name + "()'", "SELECT " + name + "x()"} {
+			if got := Classify(q, DialectPostgres); got != (Decision{Replica, RuleRead, false}) {
+				t.Errorf("Classify(%q) = %v, want a plain read", q, got)
+			}
+		}
+		if len(name) < minFuncLen || len(name) > maxFuncLen || strings.ToLower(name) != name {
+			t.Errorf("%q: not a lower-case name of %d to %d bytes", name, minFuncLen, maxFuncLen)
+		}
+	}
+}
+
+// TestPrefixFuncs checks the families funcFlags matches by prefix.
+func TestPrefixFuncs(t *testing.T) {
+	for q, want := range map[string]Decision{
+		"SELECT pg_advisory_lock(1)":               {Primary, RuleLockFunc, true},
+		"SELECT pg_advisory_unlock_all()":          {Primary, RuleLockFunc, true},
+		"SELECT pg_try_advisory_lock_shared(1)":    {Primary, RuleLockFunc, true},
+		"SELECT pg_advisory_xact_lock(1)":          {Primary, RuleLockFunc, false},
+		"SELECT pg_try_advisory_xact_lock(1, 2)":   {Primary, RuleLockFunc, false},
+		"SELECT * FROM crosstab('SELECT 1')":       {Primary, RuleExecFunc, false},
+		"SELECT * FROM CROSSTAB4('SELECT 1')":      {Primary, RuleExecFunc, false},
+		"SELECT * FROM crosstab_int_3('SELECT 1')": {Primary, RuleExecFunc, false},
+		"SELECT crosstab FROM t":                   {Replica, RuleRead, false},
+	} {
+		if got := Classify(q, DialectPostgres); got != want {
+			t.Errorf("Classify(%q) = %v, want %v", q, got, want)
+		}
+	}
+}
+
+// TestDiagnostics checks the statements that read the previous
+// statement's diagnostics, and their look-alikes.
+func TestDiagnostics(t *testing.T) {
+	prev := Decision{Previous, RuleDiagnostics, true}
+	for q, want := range map[string]Decision{
+		"SHOW WARNINGS":               prev,
+		"SHOW ERRORS LIMIT 2":         prev,
+		"SHOW COUNT(*) WARNINGS":      prev,
+		"SHOW PROFILES":               prev,
+		"GET DIAGNOSTICS @n = NUMBER": prev,
+		"GET STACKED DIAGNOSTICS CONDITION 1 @e = MYSQL_ERRNO": prev,
+		"SELECT @@session.error_count":                         prev,
+		"SELECT FOUND_ROWS()":                                  prev,
+		"SHOW STATUS":                                          {Replica, RuleRead, false},
+		"SHOW `warnings`":                                      {Replica, RuleRead, false},
+		"SELECT @@warning_count FOR UPDATE":                    {Primary, RuleLockingRead, true},
+		"SELECT @@global.warning_count.x":                      {Replica, RuleRead, false},
+		"SELECT @@last_insert_id":                              {Primary, RuleSessionFunc, true},
+		"GET LOCK":                                             {Primary, RuleSession, true},
+		"SELECT 1; GET DIAGNOSTICS @n = NUMBER":                {Primary, RuleMultiStatement, true},
+		"SHOW WARNINGS; SHOW ERRORS":                           {Primary, RuleMultiStatement, true},
+	} {
+		if got := Classify(q, DialectMySQL); got != want {
+			t.Errorf("Classify(%q, mysql) = %v, want %v", q, got, want)
+		}
+	}
+	// PostgreSQL has no such statements, but a SHOW WARNINGS there reads
+	// a setting named warnings, which no server has: the same verdict is
+	// harmless, and keeps DialectGeneric's passes in agreement.
+	if got := Classify("SHOW WARNINGS", DialectPostgres); got != prev {
+		t.Errorf("Classify(SHOW WARNINGS, postgres) = %v", got)
+	}
+	// @ is an operator in PostgreSQL.
+	if got := Classify("SELECT @@warning_count", DialectPostgres); got != (Decision{Replica, RuleRead, false}) {
+		t.Errorf("Classify(SELECT @@warning_count, postgres) = %v", got)
+	}
+}
+
+func TestMergeGenericPrevious(t *testing.T) {
+	read := Decision{Replica, RuleRead, false}
+	prev := Decision{Previous, RuleDiagnostics, true}
+	write := Decision{Primary, RuleWrite, false}
+	empty := Decision{Primary, RuleEmpty, false}
+	for _, c := range []struct{ pg, my, want Decision }{
+		{read, prev, prev},
+		{prev, read, prev},
+		{prev, write, Decision{Primary, RuleWrite, true}},
+		{write, prev, Decision{Primary, RuleWrite, true}},
+		{empty, prev, prev},
+	} {
+		if got := mergeGeneric(c.pg, c.my); got != c.want {
+			t.Errorf("mergeGeneric(%v, %v) = %v, want %v", c.pg, c.my, got, c.want)
 		}
 	}
 }

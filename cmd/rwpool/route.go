@@ -10,10 +10,12 @@ import (
 
 const routeUsage = `Usage: rwpool route [--dialect postgres|mysql|generic] SQL
 
-Shows where rwpool would send the statement SQL (primary or replica), which
-rule of the classifier decided it, and whether it pins the connection: a
-statement that pins makes every later statement of the same lease (one
-*sql.Conn, one transaction, one db.Exec) run on the same primary connection.
+Shows where rwpool would send the statement SQL (primary, replica, or
+previous: the connection that ran the previous statement, whose diagnostics
+it reads), which rule of the classifier decided it, and whether it pins the
+connection: a statement that pins makes every later statement of the same
+lease (one *sql.Conn, one transaction, one db.Exec) run on the same
+connection.
 Nothing is connected to: this is rwpool's classifier (package routing) alone.
 Context options (rwpool.WithPrimary) and transactions are not part of the
 statement text and are not shown.
@@ -66,6 +68,8 @@ func describeRoute(dec routing.Decision, d routing.Dialect) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "target:   %s\n", dec.Target)
 	switch {
+	case dec.Target == routing.Previous:
+		b.WriteString("pins:     yes: it reads the previous statement's diagnostics, so it runs on the lease's connection, and so do the lease's later statements\n")
 	case dec.Pins() && dec.Target == routing.Replica:
 		// A replica hint on a session statement: rwpool pins anyway.
 		b.WriteString("pins:     yes: it touches session state, so it runs on the lease's primary connection despite the replica hint, and so do the lease's later statements\n")

@@ -132,3 +132,23 @@ BEGIN
 
 -- expect: replica read
 SELECT 'x' AS "y", `z` FROM t
+
+-- expect: previous diagnostics +session
+SHOW WARNINGS
+
+-- expect: previous diagnostics +session
+-- PostgreSQL reads the operator @, MySQL the diagnostics: they win.
+SELECT @@warning_count
+
+-- expect: primary session-func +session
+SELECT @@identity
+
+-- expect: primary user-var +session
+-- PostgreSQL: diagnostics; MySQL: a user variable too, and Primary wins.
+SELECT ROW_COUNT(), @x
+
+-- expect: primary write-func
+SELECT pg_switch_wal()
+
+-- expect: primary exec-func +session
+SELECT * FROM dblink('dbname=shop', 'DELETE FROM t RETURNING id') AS t(id int)

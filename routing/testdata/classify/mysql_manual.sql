@@ -107,7 +107,7 @@ SELECT * FROM t1 FOR UPDATE INTO @myvar;
 SELECT SQL_CALC_FOUND_ROWS * FROM tbl_name
   WHERE id > 100 LIMIT 10;
 
--- expect: primary session-func +session
+-- expect: previous diagnostics +session
 SELECT FOUND_ROWS();
 
 -- expect: primary session-func +session
@@ -119,7 +119,7 @@ SELECT LAST_INSERT_ID(42);
 -- expect: primary write +session
 UPDATE sequence SET id=LAST_INSERT_ID(id+1);
 
--- expect: primary session-func +session
+-- expect: previous diagnostics +session
 SELECT ROW_COUNT();
 
 -- expect: primary lock-func +session
@@ -274,10 +274,10 @@ SHOW VARIABLES LIKE 'max_join_size';
 -- expect: replica read
 SHOW SESSION STATUS LIKE 'Ssl_cipher';
 
--- expect: replica read
+-- expect: previous diagnostics +session
 SHOW WARNINGS;
 
--- expect: replica read
+-- expect: previous diagnostics +session
 SHOW COUNT(*) ERRORS;
 
 -- expect: replica read
@@ -436,7 +436,7 @@ XA START 'xatest';
 -- expect: primary session +session
 HANDLER t1 OPEN;
 
--- expect: primary session +session
+-- expect: previous diagnostics +session
 GET DIAGNOSTICS @cno = NUMBER;
 
 -- expect: primary session +session
