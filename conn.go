@@ -185,6 +185,14 @@ func (vc *conn) exec(ctx context.Context, query string, d routing.Decision, args
 		})
 	}
 	var res driver.Result
+	if d.Target == routing.Previous {
+		if pc, n := vc.lease.takeParked(); pc != nil {
+			optsOf(ctx).record(n, reasonPrevious, 0)
+			res, err := execWatched(vc.c, ctx, pc, query, args)
+			_, err = vc.settleRead(ctx, pc, n, err)
+			return res, err
+		}
+	}
 	err := vc.read(ctx, optsOf(ctx), d, func(pc *pool.Conn, _ *node) (_ bool, err error) {
 		res, err = execWatched(vc.c, ctx, pc, query, args)
 		return false, err
@@ -222,6 +230,18 @@ func (vc *conn) query(ctx context.Context, query string, d routing.Decision, arg
 		return vc.queryPinned(ctx, d, func(pc *pool.Conn) (*rows, error) {
 			return queryWatched(vc.c, ctx, pc, query, args)
 		})
+	}
+	if d.Target == routing.Previous {
+		if pc, n := vc.lease.takeParked(); pc != nil {
+			optsOf(ctx).record(n, reasonPrevious, 0)
+			r, err := queryWatched(vc.c, ctx, pc, query, args)
+			if err != nil {
+				_, err = vc.settleRead(ctx, pc, n, err)
+				return nil, err
+			}
+			r.pc, r.n, r.vc = pc, n, vc
+			return r, nil
+		}
 	}
 	var r *rows
 	err := vc.read(ctx, optsOf(ctx), d, func(pc *pool.Conn, n *node) (bool, error) {

@@ -90,6 +90,10 @@ func NewConnector(cfg *dsn.Config, opts ...Option) (*Connector, error) {
 	c := &Connector{cfg: cp, dialect: routing.DialectOf(cp.Driver), stop: make(chan struct{}),
 		watch: needsWatch(cp.Driver)}
 	c.drv = &Driver{c: c}
+	// Only MySQL and MariaDB have statements that read the previous
+	// statement's diagnostics (routing.Previous); PostgreSQL has none at
+	// the top level, so its leases need not keep a connection back.
+	c.parks = c.dialect != routing.DialectPostgres
 	c.cache = routecache.New(c.dialect, classifyCacheSize)
 	if c.dialect == routing.DialectPostgres {
 		c.flav.Store(uint32(replication.Postgres))

@@ -320,6 +320,55 @@ var compatCases = []compatCase{
 		return fmt.Sprintf("stopped early: %v, canceled: %v; next statement: %s",
 			read < 100000, errors.Is(rerr, context.Canceled), errText(after))
 	}},
+	{name: "diagnostics of the previous statement on a *sql.Conn", only: isMySQL, run: func(t *testing.T, v *compatVariant) string {
+		tb := v.table("diag")
+		mustExec(t, v.db, "DROP TABLE IF EXISTS "+tb)
+		mustExec(t, v.db, "CREATE TABLE "+tb+" (id INT PRIMARY KEY)")
+		mustExec(t, v.db, "INSERT INTO "+tb+" VALUES (1), (2), (3)")
+		waitRows(t, v, tb, 3)
+		ctx := context.Background() // no WithPrimary: reads go to replicas
+		c, err := v.db.Conn(ctx)
+		if err != nil {
+			return errText(err)
+		}
+		defer c.Close()
+		count := func(q string) string {
+			var n int
+			if err := c.QueryRowContext(ctx, q).Scan(&n); err != nil {
+				return errText(err)
+			}
+			return fmt.Sprint(n)
+		}
+		warnings := func() string {
+			rows, err := c.QueryContext(ctx, "SHOW WARNINGS")
+			if err != nil {
+				return errText(err)
+			}
+			defer rows.Close()
+			var out []string
+			for rows.Next() {
+				var level, msg string
+				var code int
+				if err := rows.Scan(&level, &code, &msg); err != nil {
+					return errText(err)
+				}
+				out = append(out, fmt.Sprintf("%s %d", level, code))
+			}
+			return fmt.Sprint(out)
+		}
+		var out []string
+		// A read with a warning (on a replica through rwpool), then the
+		// warnings: they must come from the same connection.
+		var x sql.NullString
+		err = c.QueryRowContext(ctx, "SELECT CAST('12abc' AS INTEGER) FROM "+tb+" LIMIT 1").Scan(&x)
+		out = append(out, "read: "+errText(err), "warnings: "+warnings(), "count: "+count("SHOW COUNT(*) WARNINGS"))
+		// A write with a warning pins the primary; its warnings follow it.
+		_, err = c.ExecContext(ctx, "INSERT IGNORE INTO "+tb+" VALUES (1)")
+		out = append(out, "insert ignore: "+errText(err), "warnings: "+warnings())
+		_, err = c.ExecContext(ctx, "UPDATE "+tb+" SET id = id + 10 WHERE id > 1")
+		out = append(out, "update: "+errText(err), "row_count: "+count("SELECT ROW_COUNT()"))
+		return strings.Join(out, "; ")
+	}},
 	{name: "LOAD DATA LOCAL INFILE from a registered reader", only: isMySQL, run: func(t *testing.T, v *compatVariant) string {
 		tb := v.table("load")
 		mustExec(t, v.db, "DROP TABLE IF EXISTS "+tb)
@@ -365,6 +414,15 @@ func copyRows(prepare func(string) (*sql.Stmt, error), tb string, n int) string 
 		return "close: " + errText(err)
 	}
 	return "ok"
+}
+
+// waitRows waits until every replica has n rows in tb (a no-op test for
+// the bare driver, which reads the primary).
+func waitRows(t *testing.T, v *compatVariant, tb string, n int) {
+	t.Helper()
+	if v.name == "rwpool" {
+		v.cl.waitReplicas(t, "SELECT count(*) FROM "+tb, fmt.Sprint(n))
+	}
 }
 
 func countRows(v *compatVariant, tb string) string {

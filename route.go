@@ -16,12 +16,16 @@ import (
 //     transaction), every statement runs on the pin.
 //  2. A statement the classifier sends to the primary, or one that touches
 //     session state, pins the lease to a primary connection.
-//  3. Everything else is a read: the primary with WithPrimary or with no
+//  3. A statement that reads the diagnostics of the previous one (SHOW
+//     WARNINGS; routing.Previous) runs on the real connection that ran
+//     it: the pin, or the connection the lease parked (lease.park); with
+//     neither, it is a read like any other.
+//  4. Everything else is a read: the primary with WithPrimary or with no
 //     replica configured; else a replica by weight among the available
 //     ones; with none available, the primary unless fallback=error. A
 //     session that has written reads only from replicas that have applied
 //     its writes, or from the primary (session.go).
-//  4. A read that fails at the connection level before any row reached the
+//  5. A read that fails at the connection level before any row reached the
 //     caller is replayed on another node, each node at most once.
 
 // Reasons a statement went where it did, besides the classifier's rule
@@ -32,6 +36,7 @@ const (
 	reasonFallback       = "fallback: no replica available"
 	reasonTx             = "transaction"
 	reasonPinned         = "lease pinned by an earlier write or session statement"
+	reasonPrevious       = "diagnostics: on the connection of the previous statement"
 	reasonSessionWindow  = "read-your-writes: within read_your_writes of the session's write"
 	reasonSessionUnknown = "read-your-writes: the session's write position is unknown"
 	reasonSessionBehind  = "read-your-writes: no replica has applied the session's writes"

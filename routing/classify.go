@@ -127,21 +127,30 @@ type Decision struct {
 	// when Session is set by something inside it (INSERT ... nextval(...)).
 	Rule Rule
 	// Session reports that the query changes per-connection session state,
-	// or depends on state that exists only on the connection that created
-	// it, so that later statements must run on the same connection:
+	// or uses state that a session set up and that exists only on the
+	// connection that holds it, so that later statements must run on the
+	// same connection, and the connection must not serve another session
+	// afterwards as if nothing happened:
 	//
 	//   - session statements (RuleSession);
 	//   - SELECT ... INTO TEMP table;
-	//   - the functions of RuleSessionFunc, and those that create or use a
-	//     session's replication slot or origin, or run SQL text on a
-	//     session's dblink connection;
+	//   - set_config, pg_backup_start/stop, the functions that create or
+	//     use a session's replication slot or origin, dblink's connection
+	//     and query functions, cursor_to_xml;
 	//   - session-scoped locks (GET_LOCK, RELEASE_LOCK, RELEASE_ALL_LOCKS,
 	//     pg_advisory_* other than the _xact_ variants);
-	//   - MySQL user variables @x;
-	//   - every statement with Target Previous.
+	//   - MySQL user variables @x.
 	//
-	// It is set wherever these occur, also inside writes, and it is kept
-	// under a hint: /*rwpool:replica*/ SET x = 1 is {Replica,
+	// What every statement leaves behind for the next on its connection is
+	// not session state: the last id a sequence or an insert gave out
+	// (nextval, setval, currval, lastval, LAST_INSERT_ID, @@identity, NEXT
+	// VALUE FOR, SQL_CALC_FOUND_ROWS) and the previous statement's
+	// diagnostics (Target Previous). A call of those still goes to the
+	// primary and pins (RuleSessionFunc), so that a currval reads the
+	// nextval of the same lease, but Session stays false.
+	//
+	// Session is set wherever these occur, also inside writes, and it is
+	// kept under a hint: /*rwpool:replica*/ SET x = 1 is {Replica,
 	// RuleHintReplica, true}. A plain write has Session false; its Target,
 	// Primary, already says it must stay on the primary.
 	Session bool

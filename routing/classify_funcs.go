@@ -7,10 +7,11 @@ package routing
 // not be known: use /*rwpool:primary*/.
 
 const (
-	fnSession = fSessionFunc | fSession // reads or changes the connection's state
+	fnSession = fSessionFunc | fSession // changes, or uses, state the connection keeps for later
+	fnResidue = fSessionFunc            // reads or moves what every statement leaves behind (see residue)
 	fnWrite   = fWriteFunc              // a standby refuses it
 	fnExec    = fExecFunc               // runs SQL text it is given
-	fnDiag    = fDiag | fSession        // reads the previous statement's diagnostics
+	fnDiag    = fDiag                   // reads the previous statement's diagnostics
 	fnLock    = fLockFunc | fSession    // a session-scoped named or advisory lock
 )
 
@@ -18,8 +19,15 @@ const (
 var funcs = map[string]uint32{
 	// Sequences and other per-connection state, PostgreSQL and MariaDB
 	// (NEXTVAL, LASTVAL, SETVAL) and MySQL.
-	"nextval": fnSession, "setval": fnSession, "currval": fnSession, "lastval": fnSession,
-	"set_config": fnSession, "last_insert_id": fnSession,
+	//
+	// Residue: the last id a sequence or an insert gave out (which any
+	// INSERT also moves, without a sequence function in sight) is what one
+	// statement leaves for the next on the same connection, not state a
+	// session set up: these pin the lease to the primary but do not make
+	// its connection unfit for another lease.
+	"nextval": fnResidue, "setval": fnResidue, "currval": fnResidue, "lastval": fnResidue,
+	"last_insert_id": fnResidue,
+	"set_config":     fnSession,
 
 	// Named and advisory locks; pg_advisory_* is in funcFlags. IS_FREE_LOCK
 	// and IS_USED_LOCK take no lock but ask about locks, which live on one

@@ -191,7 +191,7 @@ func sysVarFlags(name string) uint32 {
 	switch len(name) {
 	case 8:
 		if eqLower(name, "identity") {
-			return fnSession
+			return fnResidue
 		}
 	case 11:
 		if eqLower(name, "error_count") {
@@ -203,7 +203,7 @@ func sysVarFlags(name string) uint32 {
 		}
 	case 14:
 		if eqLower(name, "last_insert_id") {
-			return fnSession
+			return fnResidue
 		}
 	}
 	return 0

@@ -97,12 +97,13 @@ func (d Decision) String() string {
 }
 
 // Pins reports whether the statement pins its connection's lease to one
-// real connection: every statement that must not go to a replica (writes,
-// locking reads, session functions, diagnostics reads, and a
-// /*rwpool:primary*/ hint, which hides whether the statement under it
-// writes) and anything touching session state, even under a
-// /*rwpool:replica*/ hint. Later statements of the lease then run on that
-// connection, so the session behaves as on a single database.
+// primary connection: every statement that must run on the primary
+// (writes, locking reads, session functions, and a /*rwpool:primary*/
+// hint, which hides whether the statement under it writes) and anything
+// that changes session state, even under a /*rwpool:replica*/ hint. Later
+// statements of the lease then run on that connection, so the session
+// behaves as on a single database. A diagnostics read (Target Previous)
+// does not pin: it runs wherever the previous statement ran.
 func (d Decision) Pins() bool {
-	return d.Session || d.Target != Replica
+	return d.Session || d.Target == Primary
 }

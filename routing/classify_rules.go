@@ -2,7 +2,7 @@ package routing
 
 // Statement flags, set by tokens as they go by and read by decide.
 const (
-	fSession     uint32 = 1 << iota // changes or depends on session state
+	fSession     uint32 = 1 << iota // changes, or uses, state the connection keeps for later statements
 	fLocking                        // FOR UPDATE / SHARE, LOCK IN SHARE MODE
 	fInto                           // INTO at the top level of a read
 	fSessionFunc                    // nextval(, LAST_INSERT_ID(, ...
@@ -71,7 +71,7 @@ func (s *scanner) tok(k kw, start, end int) {
 	case kwFor:
 		// MariaDB sequences: NEXT VALUE FOR s, PREVIOUS VALUE FOR s.
 		if st.p1 == kwValue && (st.p2 == kwNext || st.p2 == kwPrevious) {
-			fl |= fSessionFunc | fSession
+			fl |= fSessionFunc // residue, like nextval
 		}
 	case kwUpdate:
 		if st.p1 == kwFor || st.p1 == kwKey && st.p2 == kwNo && st.p3 == kwFor {
@@ -97,7 +97,7 @@ func (s *scanner) tok(k kw, start, end int) {
 			fl |= fInto | fPendingInto
 		}
 	case kwSQLCalcFoundRows:
-		fl |= fSessionFunc | fSession
+		fl |= fSessionFunc // residue: what FOUND_ROWS() reads next
 	case kwAnalyze, kwAnalyse:
 		if fl&fPrelude != 0 {
 			fl |= fPendingAnlz
@@ -138,7 +138,7 @@ func (s *scanner) tok(k kw, start, end int) {
 func pending(fl uint32, k, kind kw, word string) uint32 {
 	if fl&fPendingLead != 0 {
 		if k == kwIdent && diagLead(kind, word) {
-			fl |= fDiag | fSession
+			fl |= fDiag
 		}
 		fl &^= fPendingLead
 	}
@@ -228,7 +228,7 @@ func (st *stmt) decide(mode lexMode) Decision {
 	switch st.kind {
 	case kwSelect, kwWith, kwShow, kwValues, kwTable:
 		if fl&(readFlags|fDiag) == fDiag {
-			return Decision{Previous, RuleDiagnostics, true}
+			return Decision{Previous, RuleDiagnostics, sess}
 		}
 		return Decision{readTarget(fl), readRule(fl), sess}
 	case kwDescribe, kwDesc:
@@ -245,7 +245,7 @@ func (st *stmt) decide(mode lexMode) Decision {
 		return Decision{Replica, RuleExplain, false}
 	case kwGet:
 		if fl&fDiag != 0 {
-			return Decision{Previous, RuleDiagnostics, true}
+			return Decision{Previous, RuleDiagnostics, false}
 		}
 		return Decision{Primary, RuleSession, true}
 	case kwSet, kwReset, kwUse, kwDiscard, kwLock, kwUnlock,

@@ -22,7 +22,7 @@ func TestClassifyExamples(t *testing.T) {
 		{"/* app */ (SELECT 1)", DialectMySQL, Decision{Replica, RuleRead, false}},
 		{"INSERT INTO t VALUES (1)", DialectGeneric, Decision{Primary, RuleWrite, false}},
 		{"SELECT * FROM t FOR UPDATE", DialectGeneric, Decision{Primary, RuleLockingRead, false}},
-		{"SELECT nextval('s')", DialectPostgres, Decision{Primary, RuleSessionFunc, true}},
+		{"SELECT nextval('s')", DialectPostgres, Decision{Primary, RuleSessionFunc, false}},
 		{"SELECT @x", DialectMySQL, Decision{Primary, RuleUserVar, true}},
 		{"SELECT @x", DialectPostgres, Decision{Replica, RuleRead, false}},
 		{"SET search_path = app", DialectPostgres, Decision{Primary, RuleSession, true}},
@@ -35,8 +35,8 @@ func TestClassifyExamples(t *testing.T) {
 		{"EXPLAIN ANALYZE SELECT 1", DialectPostgres, Decision{Primary, RuleExplainAnalyze, false}},
 		{"SELECT pg_switch_wal()", DialectPostgres, Decision{Primary, RuleWriteFunc, false}},
 		{"SELECT query_to_xml('SELECT 1', true, false, '')", DialectPostgres, Decision{Primary, RuleExecFunc, false}},
-		{"SHOW WARNINGS", DialectMySQL, Decision{Previous, RuleDiagnostics, true}},
-		{"SELECT @@warning_count", DialectGeneric, Decision{Previous, RuleDiagnostics, true}},
+		{"SHOW WARNINGS", DialectMySQL, Decision{Previous, RuleDiagnostics, false}},
+		{"SELECT @@warning_count", DialectGeneric, Decision{Previous, RuleDiagnostics, false}},
 	}
 	for _, tt := range tests {
 		if got := Classify(tt.q, tt.d); got != tt.want {
@@ -356,9 +356,10 @@ func TestDecisionPins(t *testing.T) {
 		{"SELECT * FROM t FOR UPDATE", true},
 		{"/*rwpool:primary*/ SELECT 1", true},
 		{"/*rwpool:replica*/ SELECT 1", false},
-		{"/*rwpool:replica*/ SELECT currval('s')", true},
-		{"SHOW WARNINGS", true},
-		{"SELECT ROW_COUNT()", true},
+		{"/*rwpool:replica*/ SELECT currval('s')", false}, // the hint wins: currval is no session state
+		{"/*rwpool:replica*/ SELECT set_config('a.b', 'c', false)", true},
+		{"SHOW WARNINGS", false}, // runs where the previous statement ran, pinned or not
+		{"SELECT ROW_COUNT()", false},
 	} {
 		if got := Classify(c.q, DialectPostgres).Pins(); got != c.pins {
 			t.Errorf("Classify(%q).Pins() = %v, want %v", c.q, got, c.pins)
@@ -370,7 +371,7 @@ func TestDecisionPins(t *testing.T) {
 // takes: any case, quoted, schema-qualified, with space before "(".
 func TestFuncFlags(t *testing.T) {
 	ruleOf := map[uint32]Rule{
-		fnSession: RuleSessionFunc, fnWrite: RuleWriteFunc, fnWrite | fSession: RuleWriteFunc,
+		fnSession: RuleSessionFunc, fnResidue: RuleSessionFunc, fnWrite: RuleWriteFunc, fnWrite | fSession: RuleWriteFunc,
 		fnExec: RuleExecFunc, fnExec | fSession: RuleExecFunc, fnDiag: RuleDiagnostics,
 		fnLock: RuleLockFunc, fLockFunc: RuleLockFunc,
 	}
@@ -429,7 +430,7 @@ func TestPrefixFuncs(t *testing.T) {
 // TestDiagnostics checks the statements that read the previous
 // statement's diagnostics, and their look-alikes.
 func TestDiagnostics(t *testing.T) {
-	prev := Decision{Previous, RuleDiagnostics, true}
+	prev := Decision{Previous, RuleDiagnostics, false}
 	for q, want := range map[string]Decision{
 		"SHOW WARNINGS":               prev,
 		"SHOW ERRORS LIMIT 2":         prev,
@@ -441,12 +442,12 @@ func TestDiagnostics(t *testing.T) {
 		"SELECT FOUND_ROWS()":                                  prev,
 		"SHOW STATUS":                                          {Replica, RuleRead, false},
 		"SHOW `warnings`":                                      {Replica, RuleRead, false},
-		"SELECT @@warning_count FOR UPDATE":                    {Primary, RuleLockingRead, true},
+		"SELECT @@warning_count FOR UPDATE":                    {Primary, RuleLockingRead, false},
 		"SELECT @@global.warning_count.x":                      {Replica, RuleRead, false},
-		"SELECT @@last_insert_id":                              {Primary, RuleSessionFunc, true},
+		"SELECT @@last_insert_id":                              {Primary, RuleSessionFunc, false},
 		"GET LOCK":                                             {Primary, RuleSession, true},
-		"SELECT 1; GET DIAGNOSTICS @n = NUMBER":                {Primary, RuleMultiStatement, true},
-		"SHOW WARNINGS; SHOW ERRORS":                           {Primary, RuleMultiStatement, true},
+		"SELECT 1; GET DIAGNOSTICS @n = NUMBER":                {Primary, RuleMultiStatement, false},
+		"SHOW WARNINGS; SHOW ERRORS":                           {Primary, RuleMultiStatement, false},
 	} {
 		if got := Classify(q, DialectMySQL); got != want {
 			t.Errorf("Classify(%q, mysql) = %v, want %v", q, got, want)

@@ -40,15 +40,16 @@
 //	  with GET_LOCK(, pg_advisory_lock(, ...        primary   RuleLockFunc        + (yes but _xact_, IS_*_LOCK)
 //	  with a function a standby refuses (below)     primary   RuleWriteFunc       + (yes: slots, origins)
 //	  with a function that runs SQL text (below)    primary   RuleExecFunc        + (yes: dblink)
-//	  with nextval(, LAST_INSERT_ID(, @@identity    primary   RuleSessionFunc     yes
+//	  with set_config(, pg_backup_start(, ...       primary   RuleSessionFunc     yes
+//	  with nextval(, LAST_INSERT_ID(, @@identity    primary   RuleSessionFunc     + (residue: see Decision.Session)
 //	  with @x (MySQL, not @@x)                      primary   RuleUserVar         yes
-//	  with ROW_COUNT(, FOUND_ROWS(,                 previous  RuleDiagnostics     yes
+//	  with ROW_COUNT(, FOUND_ROWS(,                 previous  RuleDiagnostics     no
 //	    @@warning_count, @@error_count
-//	SHOW WARNINGS, SHOW ERRORS, SHOW COUNT(*)       previous  RuleDiagnostics     yes
+//	SHOW WARNINGS, SHOW ERRORS, SHOW COUNT(*)       previous  RuleDiagnostics     no
 //	  WARNINGS/ERRORS, SHOW PROFILE(S)
 //	EXPLAIN, MySQL DESCRIBE/DESC without ANALYZE    replica   RuleExplain         no
 //	EXPLAIN ANALYZE, EXPLAIN (ANALYZE [true])       primary   RuleExplainAnalyze  +
-//	GET [CURRENT|STACKED] DIAGNOSTICS               previous  RuleDiagnostics     yes
+//	GET [CURRENT|STACKED] DIAGNOSTICS               previous  RuleDiagnostics     no
 //	SET, RESET, USE, DISCARD, LOCK, UNLOCK,         primary   RuleSession         yes
 //	  PREPARE, EXECUTE, DEALLOCATE, DECLARE, FETCH,
 //	  MOVE, CLOSE, LISTEN, UNLISTEN, BEGIN, START,

@@ -42,7 +42,7 @@ func ExampleClassify_diagnostics() {
 	d := routing.Classify(`SHOW WARNINGS`, routing.DialectMySQL)
 	fmt.Println(d)
 	// Output:
-	// previous (previous: diagnostics of the previous statement (SHOW WARNINGS, ROW_COUNT()...)) +session
+	// previous (previous: diagnostics of the previous statement (SHOW WARNINGS, ROW_COUNT()...))
 }
 
 // DialectOf picks the lexical rules from the name a driver is registered

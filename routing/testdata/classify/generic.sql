@@ -85,10 +85,10 @@ SELECT E'\''
 -- expect: primary session +session
 SET NAMES utf8
 
--- expect: primary session-func +session
+-- expect: primary session-func
 SELECT nextval('s')
 
--- expect: primary session-func +session
+-- expect: primary session-func
 SELECT `nextval`('s')
 
 -- expect: replica hint-replica
@@ -133,14 +133,14 @@ BEGIN
 -- expect: replica read
 SELECT 'x' AS "y", `z` FROM t
 
--- expect: previous diagnostics +session
+-- expect: previous diagnostics
 SHOW WARNINGS
 
--- expect: previous diagnostics +session
+-- expect: previous diagnostics
 -- PostgreSQL reads the operator @, MySQL the diagnostics: they win.
 SELECT @@warning_count
 
--- expect: primary session-func +session
+-- expect: primary session-func
 SELECT @@identity
 
 -- expect: primary user-var +session

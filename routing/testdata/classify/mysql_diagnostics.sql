@@ -6,108 +6,108 @@ connection that ran that statement (Target Previous). Also the
 LAST_INSERT_ID() system variables, and look-alikes that stay plain reads.
 Classified with DialectMySQL.
 
--- expect: previous diagnostics +session
+-- expect: previous diagnostics
 SHOW WARNINGS
 
--- expect: previous diagnostics +session
+-- expect: previous diagnostics
 SHOW WARNINGS LIMIT 10
 
--- expect: previous diagnostics +session
+-- expect: previous diagnostics
 SHOW WARNINGS LIMIT 5, 10
 
--- expect: previous diagnostics +session
+-- expect: previous diagnostics
 show warnings
 
--- expect: previous diagnostics +session
+-- expect: previous diagnostics
 SHOW ERRORS
 
--- expect: previous diagnostics +session
+-- expect: previous diagnostics
 SHOW ERRORS LIMIT 1
 
--- expect: previous diagnostics +session
+-- expect: previous diagnostics
 SHOW COUNT(*) WARNINGS
 
--- expect: previous diagnostics +session
+-- expect: previous diagnostics
 SHOW COUNT(*) ERRORS
 
--- expect: previous diagnostics +session
+-- expect: previous diagnostics
 show count(*) warnings;
 
--- expect: previous diagnostics +session
+-- expect: previous diagnostics
 /* app */ SHOW WARNINGS
 
--- expect: previous diagnostics +session
+-- expect: previous diagnostics
 -- after the insert
 SHOW WARNINGS
 
--- expect: previous diagnostics +session
+-- expect: previous diagnostics
 # hash comment
 SHOW ERRORS
 
--- expect: previous diagnostics +session
+-- expect: previous diagnostics
 SHOW PROFILES
 
--- expect: previous diagnostics +session
+-- expect: previous diagnostics
 SHOW PROFILE
 
--- expect: previous diagnostics +session
+-- expect: previous diagnostics
 SHOW PROFILE FOR QUERY 2
 
--- expect: previous diagnostics +session
+-- expect: previous diagnostics
 SHOW PROFILE CPU, BLOCK IO FOR QUERY 1 LIMIT 3
 
--- expect: previous diagnostics +session
+-- expect: previous diagnostics
 GET DIAGNOSTICS @n = NUMBER, @r = ROW_COUNT
 
--- expect: previous diagnostics +session
+-- expect: previous diagnostics
 GET DIAGNOSTICS CONDITION 1 @sqlstate = RETURNED_SQLSTATE, @msg = MESSAGE_TEXT
 
--- expect: previous diagnostics +session
+-- expect: previous diagnostics
 GET CURRENT DIAGNOSTICS @n = NUMBER
 
--- expect: previous diagnostics +session
+-- expect: previous diagnostics
 GET STACKED DIAGNOSTICS CONDITION 1 @errno = MYSQL_ERRNO
 
--- expect: previous diagnostics +session
+-- expect: previous diagnostics
 SELECT @@warning_count
 
--- expect: previous diagnostics +session
+-- expect: previous diagnostics
 SELECT @@error_count
 
--- expect: previous diagnostics +session
+-- expect: previous diagnostics
 SELECT @@session.warning_count, @@SESSION.error_count
 
--- expect: previous diagnostics +session
+-- expect: previous diagnostics
 SELECT @@local.warning_count
 
--- expect: previous diagnostics +session
+-- expect: previous diagnostics
 SELECT @@WARNING_COUNT AS w
 
--- expect: previous diagnostics +session
+-- expect: previous diagnostics
 SELECT ROW_COUNT()
 
--- expect: previous diagnostics +session
+-- expect: previous diagnostics
 SELECT FOUND_ROWS()
 
--- expect: previous diagnostics +session
+-- expect: previous diagnostics
 SELECT ROW_COUNT() AS affected, FOUND_ROWS() AS found
 
--- expect: previous diagnostics +session
+-- expect: previous diagnostics
 SELECT row_count ( )
 
--- expect: previous diagnostics +session
+-- expect: previous diagnostics
 (SELECT @@warning_count)
 
--- expect: previous diagnostics +session
+-- expect: previous diagnostics
 /*!40100 SHOW WARNINGS */
 
--- expect: primary session-func +session
+-- expect: primary session-func
 SELECT @@identity
 
--- expect: primary session-func +session
+-- expect: primary session-func
 SELECT @@last_insert_id, @@session.identity
 
--- expect: primary session-func +session
+-- expect: primary session-func
 SELECT LAST_INSERT_ID()
 
 -- expect: replica read
@@ -146,25 +146,25 @@ EXPLAIN SELECT FOUND_ROWS()
 -- expect: primary user-var +session
 SELECT @@warning_count, @w
 
--- expect: primary locking +session
+-- expect: primary locking
 SELECT ROW_COUNT() FROM t FOR UPDATE
 
--- expect: primary write +session
+-- expect: primary write
 UPDATE counters SET n = ROW_COUNT() WHERE id = 1
 
--- expect: primary write +session
+-- expect: primary write
 INSERT INTO log (w) SELECT @@warning_count
 
--- expect: primary multi +session
+-- expect: primary multi
 INSERT INTO t VALUES (1); SHOW WARNINGS
 
--- expect: primary multi +session
+-- expect: primary multi
 SELECT 1; SHOW WARNINGS
 
--- expect: primary hint-primary +session
+-- expect: primary hint-primary
 /*rwpool:primary*/ SHOW WARNINGS
 
--- expect: replica hint-replica +session
+-- expect: replica hint-replica
 /*rwpool:replica*/ SHOW WARNINGS
 
 -- expect: primary session +session

@@ -103,23 +103,23 @@ SELECT id, data INTO @x, @y FROM test.t1 LIMIT 1;
 -- expect: primary locking +session
 SELECT * FROM t1 FOR UPDATE INTO @myvar;
 
--- expect: primary session-func +session
+-- expect: primary session-func
 SELECT SQL_CALC_FOUND_ROWS * FROM tbl_name
   WHERE id > 100 LIMIT 10;
 
--- expect: previous diagnostics +session
+-- expect: previous diagnostics
 SELECT FOUND_ROWS();
 
--- expect: primary session-func +session
+-- expect: primary session-func
 SELECT LAST_INSERT_ID();
 
--- expect: primary session-func +session
+-- expect: primary session-func
 SELECT LAST_INSERT_ID(42);
 
--- expect: primary write +session
+-- expect: primary write
 UPDATE sequence SET id=LAST_INSERT_ID(id+1);
 
--- expect: previous diagnostics +session
+-- expect: previous diagnostics
 SELECT ROW_COUNT();
 
 -- expect: primary lock-func +session
@@ -274,10 +274,10 @@ SHOW VARIABLES LIKE 'max_join_size';
 -- expect: replica read
 SHOW SESSION STATUS LIKE 'Ssl_cipher';
 
--- expect: previous diagnostics +session
+-- expect: previous diagnostics
 SHOW WARNINGS;
 
--- expect: previous diagnostics +session
+-- expect: previous diagnostics
 SHOW COUNT(*) ERRORS;
 
 -- expect: replica read
@@ -436,7 +436,7 @@ XA START 'xatest';
 -- expect: primary session +session
 HANDLER t1 OPEN;
 
--- expect: previous diagnostics +session
+-- expect: previous diagnostics
 GET DIAGNOSTICS @cno = NUMBER;
 
 -- expect: primary session +session
@@ -490,22 +490,22 @@ CREATE USER 'jeffrey'@'localhost' IDENTIFIED BY 'password';
 -- expect: primary write
 CREATE SEQUENCE s START WITH 100 INCREMENT BY 10;
 
--- expect: primary session-func +session
+-- expect: primary session-func
 SELECT NEXTVAL(s);
 
--- expect: primary session-func +session
+-- expect: primary session-func
 SELECT NEXT VALUE FOR s;
 
--- expect: primary session-func +session
+-- expect: primary session-func
 SELECT PREVIOUS VALUE FOR s;
 
--- expect: primary session-func +session
+-- expect: primary session-func
 SELECT LASTVAL(s);
 
--- expect: primary session-func +session
+-- expect: primary session-func
 SELECT SETVAL(s, 100);
 
--- expect: primary write +session
+-- expect: primary write
 INSERT INTO t1 VALUES (NEXT VALUE FOR s, 'x');
 
 -- expect: replica read

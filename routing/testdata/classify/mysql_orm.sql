@@ -109,5 +109,5 @@ SELECT * FROM users WHERE id IN (?, ?, ?)
 -- expect: primary write
 UPDATE `products` SET `stock`=stock - ?,`updated_at`=? WHERE `id` = ? AND `stock` >= ?
 
--- expect: primary multi +session
+-- expect: primary multi
 INSERT INTO `audit` (`event`) VALUES (?); SELECT LAST_INSERT_ID()

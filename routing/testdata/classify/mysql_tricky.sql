@@ -144,7 +144,7 @@ SET PASSWORD = 'x'; DROP USER 'u'@'h'
 -- expect: primary multi
 SELECT 1; DELETE FROM t
 
--- expect: primary multi +session
+-- expect: primary multi
 SELECT 1; SELECT LAST_INSERT_ID()
 
 -- expect: replica read
@@ -162,7 +162,7 @@ SELECT * FROM t1 WHERE t1.a IN (SELECT b FROM t2 LOCK IN SHARE MODE)
 -- expect: replica read
 SELECT IFNULL(found_rows, 0), t.last_insert_id, row_count FROM stats t
 
--- expect: primary session-func +session
+-- expect: primary session-func
 SELECT `LAST_INSERT_ID`()
 
 -- expect: replica read

@@ -537,31 +537,31 @@ NOTIFY virtual, 'This is the payload';
 -- expect: primary write-func
 SELECT pg_notify('virtual', 'This is the payload');
 
--- expect: primary session-func +session
+-- expect: primary session-func
 SELECT nextval('foo');
 
--- expect: primary session-func +session
+-- expect: primary session-func
 SELECT nextval('foo'::regclass);
 
--- expect: primary session-func +session
+-- expect: primary session-func
 SELECT setval('myseq', 42);
 
--- expect: primary session-func +session
+-- expect: primary session-func
 SELECT setval('myseq', 42, false);
 
--- expect: primary session-func +session
+-- expect: primary session-func
 SELECT currval('serial');
 
--- expect: primary session-func +session
+-- expect: primary session-func
 SELECT lastval();
 
--- expect: primary session-func +session
+-- expect: primary session-func
 SELECT setval(pg_get_serial_sequence('users', 'id'), coalesce(max(id), 1)) FROM users;
 
 -- expect: primary session-func +session
 SELECT set_config('search_path', 'app', false);
 
--- expect: primary write +session
+-- expect: primary write
 INSERT INTO distributors VALUES (nextval('serial'), 'nothing');
 
 -- expect: primary lock-func +session

@@ -82,28 +82,28 @@ SELECT 'nextval(' || 'x' || ')'
 -- expect: replica read
 SELECT nextval_count(1)
 
--- expect: primary session-func +session
+-- expect: primary session-func
 SELECT "nextval"('s')
 
--- expect: primary session-func +session
+-- expect: primary session-func
 SELECT nextval ('s')
 
--- expect: primary session-func +session
+-- expect: primary session-func
 SELECT nextval/* comment */('s')
 
--- expect: primary session-func +session
+-- expect: primary session-func
 SELECT pg_catalog.nextval('public.orders_id_seq'::regclass)
 
--- expect: primary session-func +session
+-- expect: primary session-func
 SELECT "pg_catalog"."nextval"('s')
 
--- expect: primary session-func +session
+-- expect: primary session-func
 SELECT NEXTVAL('s')
 
--- expect: primary session-func +session
+-- expect: primary session-func
 VALUES (nextval('s'))
 
--- expect: primary session-func +session
+-- expect: primary session-func
 WITH ids AS (SELECT nextval('s') AS id FROM generate_series(1, 10)) SELECT * FROM ids
 
 -- expect: primary lock-func +session
@@ -223,7 +223,7 @@ SELECT E'ends with an escaped quote\'
 -- expect: replica hint-replica
 /* rwpool:replica */ SELECT * FROM t FOR UPDATE
 
--- expect: replica hint-replica +session
+-- expect: replica hint-replica
 /*rwpool:replica*/ SELECT currval('s')
 
 -- expect: primary hint-primary
@@ -235,7 +235,7 @@ SELECT E'ends with an escaped quote\'
 -- expect: replica read
 SELECT /*rwpool:primary*/ 1
 
--- expect: primary session-func +session
+-- expect: primary session-func
 /*rwpool:replica please*/ SELECT nextval('s')
 
 -- expect: primary locking
@@ -308,7 +308,7 @@ DESCRIBE users
 -- expect: replica explain
 EXPLAIN SELECT nextval('s') FOR UPDATE
 
--- expect: primary explain-analyze +session
+-- expect: primary explain-analyze
 EXPLAIN ANALYZE SELECT nextval('s')
 
 -- expect: primary explain-analyze
@@ -356,10 +356,10 @@ SHOW search_path
 -- expect: primary select-into +session
 SELECT 'x' INTO TEMPORARY t
 
--- expect: primary session-func +session
+-- expect: primary session-func
 SELECT myschema.nextval('x')
 
--- expect: primary write +session
+-- expect: primary write
 INSERT INTO t VALUES (currval('s'))
 
 -- expect: primary write
