@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql/driver"
 	"errors"
+	"github.com/rwpool/rwpool/internal/driverinfo"
 
 	"github.com/rwpool/rwpool/pool"
 	"github.com/rwpool/rwpool/routing"
@@ -67,9 +68,20 @@ func (vc *conn) onPin(ctx context.Context, o ctxOpts, d routing.Decision, write 
 			l.dirty = l.dirty || d.Session
 		}
 		o.record(l.n, l.pinReason(d, fresh), attempt)
+		n := l.n
 		out, err := l.settle(ctx, call(l.pc), fresh)
-		if out == broken && fresh && attempt == 0 && l.tx == nil && errors.Is(err, driver.ErrBadConn) {
-			continue
+		if fresh && attempt == 0 && l.tx == nil {
+			switch {
+			case out == broken && errors.Is(err, driver.ErrBadConn):
+				continue
+			case write && out == finished && err != nil && driverinfo.ReadOnly(err):
+				// Nothing was applied. If the endpoint moved, the write
+				// runs once more, on a connection through it (fence.go).
+				if moved, _ := n.fence(ctx); moved {
+					l.drop()
+					continue
+				}
+			}
 		}
 		return err
 	}

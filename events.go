@@ -66,6 +66,11 @@ const (
 	// ErrRoleMismatch; or it reports the expected role again, with Cause
 	// nil. ReadOnly says what it reports.
 	RoleChanged = health.RoleChanged
+	// EndpointMoved: the node's address (DNS name, virtual IP, proxy) now
+	// leads to another server than its connections reached, as after a
+	// switchover behind an endpoint: rwpool retired those connections and
+	// goes on with new ones. Cause says what showed it.
+	EndpointMoved = health.EndpointMoved
 )
 
 // notify logs a transition and passes it to the handler.
@@ -76,6 +81,8 @@ func (c *Connector) notify(e Event) {
 			l.Warn("rwpool: node reports an unexpected role", "node", e.Node, "role", e.Role, "cause", errString(e.Cause))
 		case e.Kind == health.RoleChanged:
 			l.Info("rwpool: node reports its configured role again", "node", e.Node, "role", e.Role, "read_only", e.ReadOnly)
+		case e.Kind == health.EndpointMoved:
+			l.Warn("rwpool: node's endpoint leads to another server: old connections retired", "node", e.Node, "role", e.Role, "cause", errString(e.Cause))
 		case e.To == health.Unavailable:
 			l.Warn("rwpool: node unavailable", "node", e.Node, "role", e.Role, "cause", errString(e.Cause))
 		case e.To == health.Lagging:

@@ -100,7 +100,14 @@ func (n *node) observe(at time.Time, st replication.Status, err error) {
 		return
 	}
 	n.repl.statusErr.Store(nil)
+	wasReadOnly, _ := n.health.ReadOnly()
 	n.health.SetReadOnly(st.ReadOnly)
+	if wasReadOnly && !st.ReadOnly && n.isPrimary() {
+		// A read-only primary is probed on a new connection each time
+		// (probe): this one went through the endpoint anew and reached a
+		// writable server, so the old connections may all be on another.
+		n.retire(errors.New("the primary reported read-only; a freshly dialled connection reaches a writable server"))
+	}
 	n.repl.advance(st.Pos)
 	if n.isPrimary() {
 		if !st.Pos.IsZero() {

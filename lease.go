@@ -3,6 +3,7 @@ package rwpool
 import (
 	"context"
 	"database/sql/driver"
+	"github.com/rwpool/rwpool/internal/driverinfo"
 	"slices"
 
 	"github.com/rwpool/rwpool/pool"
@@ -86,6 +87,10 @@ func (l *lease) settle(ctx context.Context, err error, fresh bool) (outcome, err
 		n.closedBroken.Add(1)
 		l.pc, l.n = nil, nil // the driver's goroutine owns and closes it
 		l.lose()
+	case finished:
+		if err != nil && n.isPrimary() && driverinfo.ReadOnly(err) {
+			n.startFence() // a demoted primary, or a moved endpoint?
+		}
 	case broken, interrupted:
 		held := !fresh && (l.dirty || l.tx != nil)
 		l.drop()

@@ -22,8 +22,10 @@ type node struct {
 	health *breaker.Node
 	conn   nodeConnector // the real driver's connector, redacting and bounding dials
 
-	confirming atomic.Bool // a confirming probe is running
-	repl       replState   // role, position and lag as last read
+	confirming   atomic.Bool // a confirming probe is running
+	refreshProbe atomic.Bool // the health checker's next probe dials anew (retire)
+	fencer       fencer      // fresh checks after read-only answers (fence.go)
+	repl         replState   // role, position and lag as last read
 
 	served    atomic.Int64 // statements and transactions routed here
 	errors    atomic.Int64 // statements that failed here

@@ -20,6 +20,10 @@ import (
 // closes the connection whenever the driver lets go. On failure *conn is
 // nil.
 func (n *node) probe(conn *driver.Conn, fresh bool) (time.Duration, error) {
+	// A primary that reports itself read-only is asked on a new
+	// connection every time: the probe connection may be the only one
+	// still reaching a demoted primary behind a moved endpoint (fence.go).
+	fresh = fresh || n.refreshProbe.Swap(false) || n.isPrimary() && n.health.RoleMismatch()
 	if fresh && *conn != nil {
 		(*conn).Close()
 		*conn = nil

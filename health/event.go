@@ -15,15 +15,24 @@ const (
 	// it reports, Cause (wrapping ErrRoleMismatch) is set while the role is
 	// unexpected; From and To are both the node's current State.
 	RoleChanged
+	// EndpointMoved: the node's address (a DNS name, a virtual IP, a
+	// proxy) now leads to another server than the one its connections
+	// reached: a switchover moved it. Those connections were retired (the
+	// idle ones closed, the others closed when they come back) and new
+	// ones reach the new server. Cause says what showed it.
+	EndpointMoved
 )
 
-// String returns "state" or "role", and "unknown" for any other value.
+// String returns "state", "role" or "endpoint", and "unknown" for any
+// other value.
 func (k EventKind) String() string {
 	switch k {
 	case StateChanged:
 		return "state"
 	case RoleChanged:
 		return "role"
+	case EndpointMoved:
+		return "endpoint"
 	}
 	return "unknown"
 }

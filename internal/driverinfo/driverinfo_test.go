@@ -85,3 +85,23 @@ func TestConnFailure(t *testing.T) {
 		}
 	}
 }
+
+func TestReadOnly(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{sqlStateErr("25006"), true},
+		{fmt.Errorf("wrapped: %w", sqlStateErr("25006")), true},
+		{sqlStateErr("25P02"), false},
+		{&MySQLError{Number: 1290}, true},
+		{&MySQLError{Number: 1792}, true},
+		{&MySQLError{Number: 1062}, false},
+		{errors.New("read-only"), false},
+		{nil, false},
+	} {
+		if got := ReadOnly(c.err); got != c.want {
+			t.Errorf("ReadOnly(%v) = %v, want %v", c.err, got, c.want)
+		}
+	}
+}

@@ -42,6 +42,37 @@ const (
 	MySQLServerLost = 2013
 )
 
+// Error codes that mean the server refused a write because it is
+// read-only: a demoted primary, or one an operator set read-only. Nothing
+// of the statement was applied.
+const (
+	// SQLStateReadOnlyTransaction is PostgreSQL's
+	// read_only_sql_transaction: a write in a read-only transaction, on a
+	// standby or under default_transaction_read_only.
+	SQLStateReadOnlyTransaction = "25006"
+	// MySQLOptionPreventsStatement is ER_OPTION_PREVENTS_STATEMENT: "The
+	// MySQL server is running with the --read-only option so it cannot
+	// execute this statement" (the option named varies).
+	MySQLOptionPreventsStatement = 1290
+	// MySQLCantExecuteInReadOnlyTransaction is
+	// ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION.
+	MySQLCantExecuteInReadOnlyTransaction = 1792
+)
+
+// ReadOnly reports whether err is a server's refusal of a write because it
+// is read-only (see SQLStateReadOnlyTransaction and the MySQL numbers
+// beside it).
+func ReadOnly(err error) bool {
+	var st interface{ SQLState() string }
+	if errors.As(err, &st) {
+		return st.SQLState() == SQLStateReadOnlyTransaction
+	}
+	if n, ok := mysqlErrorNumber(err); ok {
+		return n == MySQLOptionPreventsStatement || n == MySQLCantExecuteInReadOnlyTransaction
+	}
+	return false
+}
+
 // mysqlInvalidConn is the text of go-sql-driver/mysql's ErrInvalidConn, a
 // plain errors.New value with which it reports a connection that broke
 // mid-statement or mid-handshake.
