@@ -2,10 +2,8 @@ module github.com/rwpool/rwpool/metrics/otel
 
 go 1.26.0
 
-replace github.com/rwpool/rwpool => ../..
-
 require (
-	github.com/rwpool/rwpool v0.0.0-00010101000000-000000000000
+	github.com/rwpool/rwpool v0.1.0
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/metric v1.47.0
 	go.opentelemetry.io/otel/sdk/metric v1.47.0

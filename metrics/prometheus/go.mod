@@ -2,12 +2,10 @@ module github.com/rwpool/rwpool/metrics/prometheus
 
 go 1.26.0
 
-replace github.com/rwpool/rwpool => ../..
-
 require (
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/common v0.72.0
-	github.com/rwpool/rwpool v0.0.0-00010101000000-000000000000
+	github.com/rwpool/rwpool v0.1.0
 	go.uber.org/goleak v1.3.0
 )
 
