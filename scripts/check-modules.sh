@@ -18,10 +18,22 @@
 #     vX.Y.Z-…-yyyymmddhhmmss-abcdefabcdef) and not v0.0.0, which would only
 #     resolve through a replace.
 #   - its go line is at most go.work's (the workspace must be able to build
-#     it).
+#     it), and, for a published module (all but examples), at most
+#     OLDEST_GO below: users of the previous Go release must be able to
+#     build it. A `go get -u` that pulls in a dependency needing a newer Go
+#     raises the go line, and this check says so.
 # Exit status 1 with one line per problem, 0 when all is well.
 
 set -euo pipefail
+
+# OLDEST_GO is the previous Go release, the oldest that every published
+# module must build with. Raise it when a new Go is released, not before
+# (see RELEASING.md, "Go versions").
+OLDEST_GO=1.25.0
+
+# UNPUBLISHED modules are never tagged, so no user builds them with an old
+# Go; they still may not replace a sibling.
+UNPUBLISHED=(examples)
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 if [ -d /usr/local/go/bin ]; then PATH="/usr/local/go/bin:$PATH"; fi
@@ -38,6 +50,12 @@ go_line() { awk '$1 == "go" {print $2; exit}' "$1"; }
 # version_le A B: A <= B for release versions such as 1.25 or 1.25.0
 # (sort -V puts "1.25" before "1.25.0", as Go orders them).
 version_le() { [ "$(printf '%s\n%s\n' "$1" "$2" | sort -V | head -n1)" = "$1" ]; }
+
+is_unpublished() {
+    local u
+    for u in "${UNPUBLISHED[@]}"; do [ "$1" = "$u" ] && return 0; done
+    return 1
+}
 
 main() {
     local work_go mods m dir mod_go line rel
@@ -91,6 +109,9 @@ main() {
         else
             if [ -n "$work_go" ] && ! version_le "$mod_go" "$work_go"; then
                 problem "$rel: go $mod_go is newer than go.work's go $work_go"
+            fi
+            if ! is_unpublished "${m#./}" && ! version_le "$mod_go" "$OLDEST_GO"; then
+                problem "$rel: go $mod_go is newer than OLDEST_GO $OLDEST_GO: users of the previous Go release could not build it"
             fi
         fi
     done
