@@ -2,16 +2,13 @@ module github.com/rwpool/rwpool/examples
 
 go 1.25.0
 
-// The examples build against the rwpool of this repository.
-replace github.com/rwpool/rwpool => ../
-
 require (
 	entgo.io/ent v0.14.5
 	github.com/go-sql-driver/mysql v1.10.1
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/jmoiron/sqlx v1.4.0
 	github.com/lib/pq v1.12.3
-	github.com/rwpool/rwpool v0.0.0-00010101000000-000000000000
+	github.com/rwpool/rwpool v0.1.0
 	github.com/uptrace/bun v1.3.0
 	github.com/uptrace/bun/dialect/mysqldialect v1.3.0
 	github.com/uptrace/bun/dialect/pgdialect v1.3.0

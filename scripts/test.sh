@@ -7,7 +7,11 @@
 #   ./scripts/test.sh                       full run (what CI does)
 #   ./scripts/test.sh [GO TEST ARGS...]     focused run
 #
-# Full run (no arguments): for every Go module in the repo, i.e. every
+# Full run (no arguments): first, before the cluster starts,
+# scripts/check-modules.sh (a second: no go.mod may have a replace
+# directive or require a sibling module at a placeholder or pseudo-version,
+# and go.work's go line must cover every module's; see RELEASING.md). Then,
+# for every Go module in the repo, i.e. every
 # directory with a go.mod (the root module first; .git, .cluster, vendor and
 # testdata dirs are skipped), run in that directory:
 #     go vet ./...
@@ -114,6 +118,11 @@ main() {
         exit 1
     }
     export RWPOOL_CLUSTER_DIR="${RWPOOL_CLUSTER_DIR:-/tmp/rwpool-cluster}"
+
+    # --- module files: fast, and worth knowing before a long run ---
+    if [ "$#" -eq 0 ]; then
+        step "$ROOT" "check modules" "$ROOT/scripts/check-modules.sh"
+    fi
 
     # --- cluster ---
     # The EXIT trap tears the cluster down whatever happens; INT/TERM go

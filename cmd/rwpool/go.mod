@@ -2,18 +2,21 @@ module github.com/rwpool/rwpool/cmd/rwpool
 
 go 1.25.0
 
-replace github.com/rwpool/rwpool => ../..
-
 require (
 	github.com/dolthub/go-mysql-server v0.20.0
 	github.com/dolthub/vitess v0.0.0-20250512224608-8fb9c6ea092c
 	github.com/go-sql-driver/mysql v1.10.1
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/lib/pq v1.12.3
-	github.com/rwpool/rwpool v0.0.0-00010101000000-000000000000
+	github.com/rwpool/rwpool v0.1.0
 	github.com/sirupsen/logrus v1.10.2
+	github.com/tsenart/nap v0.0.0-20190313104555-a650a3fbb7be
 	go.uber.org/goleak v1.3.0
 	golang.org/x/term v0.36.0
+	gorm.io/driver/mysql v1.6.0
+	gorm.io/driver/postgres v1.6.3
+	gorm.io/gorm v1.31.2
+	gorm.io/plugin/dbresolver v1.6.2
 )
 
 require (
@@ -36,7 +39,6 @@ require (
 	github.com/pmezard/go-difflib v1.0.0 // indirect
 	github.com/shopspring/decimal v1.3.1 // indirect
 	github.com/tetratelabs/wazero v1.8.2 // indirect
-	github.com/tsenart/nap v0.0.0-20190313104555-a650a3fbb7be // indirect
 	go.opentelemetry.io/otel v1.31.0 // indirect
 	go.opentelemetry.io/otel/trace v1.31.0 // indirect
 	golang.org/x/mod v0.38.0 // indirect
@@ -49,8 +51,4 @@ require (
 	google.golang.org/grpc v1.53.0 // indirect
 	google.golang.org/protobuf v1.28.1 // indirect
 	gopkg.in/src-d/go-errors.v1 v1.0.0 // indirect
-	gorm.io/driver/mysql v1.6.0 // indirect
-	gorm.io/driver/postgres v1.6.3 // indirect
-	gorm.io/gorm v1.31.2 // indirect
-	gorm.io/plugin/dbresolver v1.6.2 // indirect
 )

@@ -1,13 +1,11 @@
 module github.com/rwpool/rwpool/metrics/prometheus
 
-go 1.26.0
-
-replace github.com/rwpool/rwpool => ../..
+go 1.25.0
 
 require (
-	github.com/prometheus/client_golang v1.25.0
-	github.com/prometheus/common v0.72.0
-	github.com/rwpool/rwpool v0.0.0-00010101000000-000000000000
+	github.com/prometheus/client_golang v1.24.1
+	github.com/prometheus/common v0.71.0
+	github.com/rwpool/rwpool v0.1.0
 	go.uber.org/goleak v1.3.0
 )
 
@@ -18,6 +16,6 @@ require (
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
-	golang.org/x/sys v0.48.0 // indirect
+	golang.org/x/sys v0.47.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
