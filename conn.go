@@ -5,6 +5,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"github.com/rwpool/rwpool/internal/driverinfo"
+	"time"
 
 	"github.com/rwpool/rwpool/pool"
 	"github.com/rwpool/rwpool/routing"
@@ -44,23 +45,32 @@ func (vc *conn) usable() error {
 
 // onPin runs one call on the lease's pin, pinning a primary connection
 // first when there is none. A call on a connection pinned for it alone
-// that fails with driver.ErrBadConn, the driver's word that nothing
-// reached the server, is retried once on a new connection; nothing else
-// on a pin is ever retried, since the session or transaction it belongs
-// to is gone.
+// that certainly did not change anything is tried again on a new
+// connection: one that failed with driver.ErrBadConn (the driver's word
+// that nothing reached the server), once; a write answered read-only by a
+// primary whose endpoint moved or, with failover_wait, by any primary, a
+// few times (failover.go). Nothing else on a pin is ever retried, since
+// the session or transaction it belongs to is gone.
 func (vc *conn) onPin(ctx context.Context, o ctxOpts, d routing.Decision, write bool, call func(*pool.Conn) error) error {
 	l := &vc.lease
+	var until time.Time // failover_wait's deadline, from the first wait
 	for attempt := 0; ; attempt++ {
 		fresh := !l.pinned()
 		if fresh {
 			if write {
-				if err := vc.c.writable(); err != nil {
+				if err := vc.c.writable(ctx, &until); err != nil {
 					return err
 				}
 			}
 			n := vc.c.primary
 			pc, err := n.acquire(ctx)
 			if err != nil {
+				// Nothing was sent: with failover_wait, a write waits for
+				// the primary's next change and tries again.
+				if write && vc.c.cfg.FailoverWait > 0 && attempt < maxWriteAttempts && replayable(ctx, err) &&
+					vc.c.awaitPrimary(ctx, &until, err, true) == nil {
+					continue
+				}
 				return err
 			}
 			l.pin(pc, n, d.Session)
@@ -70,14 +80,15 @@ func (vc *conn) onPin(ctx context.Context, o ctxOpts, d routing.Decision, write 
 		o.record(l.n, l.pinReason(d, fresh), attempt)
 		n := l.n
 		out, err := l.settle(ctx, call(l.pc), fresh)
-		if fresh && attempt == 0 && l.tx == nil {
+		if fresh && l.tx == nil && attempt < maxWriteAttempts {
 			switch {
-			case out == broken && errors.Is(err, driver.ErrBadConn):
+			case out == broken && attempt == 0 && errors.Is(err, driver.ErrBadConn):
 				continue
 			case write && out == finished && err != nil && driverinfo.ReadOnly(err):
 				// Nothing was applied. If the endpoint moved, the write
-				// runs once more, on a connection through it (fence.go).
-				if moved, _ := n.fence(ctx); moved {
+				// runs again on a connection through it (fence.go); with
+				// failover_wait, it waits for a writable primary first.
+				if moved, _ := n.fence(ctx); moved || vc.c.cfg.FailoverWait > 0 {
 					l.drop()
 					continue
 				}
@@ -86,6 +97,11 @@ func (vc *conn) onPin(ctx context.Context, o ctxOpts, d routing.Decision, write 
 		return err
 	}
 }
+
+// maxWriteAttempts bounds the attempts of a write that never reached a
+// server (refused, or answered read-only): a failover that outlasts them
+// is reported, not retried forever.
+const maxWriteAttempts = 4
 
 // read runs a read outside any pin. A read that fails at the connection
 // level (or finds its node unavailable) before any row reached the caller
@@ -341,7 +357,7 @@ func (vc *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, 
 	o := optsOf(ctx)
 	fresh := !l.pinned()
 	if fresh {
-		n, err := vc.c.routeTx(o, opts)
+		n, err := vc.c.routeTx(ctx, o, opts)
 		if err != nil {
 			return nil, err
 		}

@@ -42,6 +42,9 @@ type Connector struct {
 	logger  atomic.Pointer[slog.Logger]
 	handler atomic.Pointer[func(Event)]
 
+	primaryWatch primaryWatch // wakes writes waiting for the primary (failover_wait)
+	writeWaiters atomic.Int64 // writes waiting for the primary now
+
 	stop      chan struct{}  // closed by Close: stops the health checkers
 	bg        sync.WaitGroup // every background goroutine
 	closed    atomic.Bool
@@ -228,6 +231,7 @@ func (c *Connector) Close() error {
 	c.closeOnce.Do(func() {
 		c.closed.Store(true)
 		close(c.stop)
+		c.primaryWatch.signal()
 		var errs []error
 		for _, n := range c.nodes {
 			errs = append(errs, n.pool.Close())

@@ -73,8 +73,12 @@ const (
 	EndpointMoved = health.EndpointMoved
 )
 
-// notify logs a transition and passes it to the handler.
+// notify logs a transition and passes it to the handler; a change of the
+// primary also wakes the writes waiting for it.
 func (c *Connector) notify(e Event) {
+	if c.primary != nil && e.Node == c.primary.cfg.Name {
+		defer c.primaryWatch.signal()
+	}
 	if l := c.logger.Load(); l != nil {
 		switch {
 		case e.Kind == health.RoleChanged && e.Cause != nil:

@@ -128,14 +128,6 @@ func (r nodeConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	return conn, nil
 }
 
-// writable returns an error when the primary reports itself read-only.
-func (c *Connector) writable() error {
-	if c.primary.health.RoleMismatch() {
-		return &readOnlyError{node: c.primary.cfg.Name}
-	}
-	return nil
-}
-
 // closeStmts closes real statements still open on pc, a clean pin about to
 // go back to the pool, so that none outlives its lease on the server. It
 // is bounded by probe_timeout (Close takes no context and lib/pq may

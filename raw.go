@@ -3,6 +3,7 @@ package rwpool
 import (
 	"context"
 	"database/sql"
+	"time"
 )
 
 // Raw calls f with the real driver connection behind c, for what only the
@@ -44,7 +45,8 @@ func (vc *conn) raw(ctx context.Context, f func(any) error) error {
 	l := &vc.lease
 	fresh := !l.pinned()
 	if fresh {
-		if err := vc.c.writable(); err != nil {
+		var until time.Time
+		if err := vc.c.writable(ctx, &until); err != nil {
 			return err
 		}
 		n := vc.c.primary

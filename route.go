@@ -1,8 +1,10 @@
 package rwpool
 
 import (
+	"context"
 	"database/sql/driver"
 	"slices"
+	"time"
 
 	"github.com/rwpool/rwpool/dsn"
 	"github.com/rwpool/rwpool/routing"
@@ -101,13 +103,14 @@ func (c *Connector) routeRead(primary bool, tried []*node, behind bool) (*node, 
 // primary with none configured; with none available, fallback decides). A
 // session that has written runs its transactions on the primary: a replica
 // would have to prove it has the writes first.
-func (c *Connector) routeTx(o ctxOpts, opts driver.TxOptions) (*node, error) {
+func (c *Connector) routeTx(ctx context.Context, o ctxOpts, opts driver.TxOptions) (*node, error) {
 	if opts.ReadOnly && c.cfg.ReadOnlyTx == dsn.ReadOnlyTxReplica && !o.primary && !o.session.hasWritten() {
 		n, _, err := c.routeRead(false, nil, false)
 		return n, err
 	}
 	if !opts.ReadOnly {
-		if err := c.writable(); err != nil {
+		var until time.Time
+		if err := c.writable(ctx, &until); err != nil {
 			return nil, err
 		}
 	}

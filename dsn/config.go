@@ -187,6 +187,13 @@ type Config struct {
 	// sessions only change what a query of yours resets. A reset that
 	// fails closes the connection as without it.
 	ResetQuery string
+	// FailoverWait, when set, makes writes and read-write transactions
+	// wait, while no writable primary is available (it is down, reports
+	// read-only, or its endpoint is being checked), for up to this long
+	// (bounded by their context and max_waiters) instead of failing at
+	// once; then they run on the primary that came back. 0 fails them at
+	// once (failover_wait).
+	FailoverWait time.Duration
 
 	// made is set by NewConfig (and so Parse): the Config started from the
 	// defaults. Validate rejects a Config without it.

@@ -94,6 +94,7 @@ func (c *Config) GoString() string {
 	field("MaxLag", dur(c.MaxLag))
 	field("ReadYourWrites", dur(c.ReadYourWrites))
 	field("ResetQuery", strconv.Quote(c.ResetQuery))
+	field("FailoverWait", dur(c.FailoverWait))
 	b.WriteString("}")
 	return b.String()
 }
@@ -161,6 +162,9 @@ func (c *Config) format(redact bool) string {
 	}
 	if c.ResetQuery != "" {
 		item(keyResetQuery, c.ResetQuery)
+	}
+	if c.FailoverWait != 0 {
+		item(keyFailoverWait, c.FailoverWait.String())
 	}
 	return b.String()
 }

@@ -20,6 +20,7 @@ const (
 	keyMaxLag         = "max_lag"
 	keyReadYourWrites = "read_your_writes"
 	keyResetQuery     = "reset_query"
+	keyFailoverWait   = "failover_wait"
 )
 
 // Node attribute names.
@@ -34,6 +35,7 @@ var knownKeys = []string{
 	keyAcquireTimeout, keyIdleTimeout, keyMaxLifetime, keyMaxWaiters,
 	keyCheckInterval, keyProbeQuery, keyProbeTimeout, keyBreaker,
 	keyFallback, keyReadOnlyTx, keyMaxLag, keyReadYourWrites, keyResetQuery,
+	keyFailoverWait,
 }
 
 var knownAttrs = []string{attrWeight, attrName}

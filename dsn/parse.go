@@ -103,6 +103,8 @@ func (p *parser) apply(it item) error {
 		c.ProbeTimeout, err = parseDuration(key, v)
 	case keyMaxLag:
 		c.MaxLag, err = parseDuration(key, v)
+	case keyFailoverWait:
+		c.FailoverWait, err = parseDuration(key, v)
 	case keyReadYourWrites:
 		c.ReadYourWrites, err = parseDuration(key, v)
 	case keyProbeQuery:

@@ -137,8 +137,9 @@ func TestParseValid(t *testing.T) {
 		}},
 		{"every key", "driver=pg;primary=p;pool_size=10;min_idle=10;acquire_timeout=500ms;idle_timeout=0;max_lifetime=0s;" +
 			"max_waiters=0;check_interval=1m30s;probe_query='SELECT 2';probe_timeout=250ms;breaker=off;fallback=error;readonly_tx=primary;" +
-			"read_your_writes=500ms;reset_query='DISCARD ALL'",
+			"read_your_writes=500ms;reset_query='DISCARD ALL';failover_wait=5s",
 			func(c *Config) {
+				c.FailoverWait = 5 * time.Second
 				c.ReadYourWrites = 500 * time.Millisecond
 				c.ResetQuery = "DISCARD ALL"
 				c.PoolSize, c.MinIdle = 10, 10

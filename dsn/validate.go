@@ -115,6 +115,7 @@ func (c *Config) validateSettings() error {
 		{keyCheckInterval, c.CheckInterval, true},
 		{keyProbeTimeout, c.ProbeTimeout, true},
 		{keyMaxLag, c.MaxLag, false},
+		{keyFailoverWait, c.FailoverWait, false},
 		{keyReadYourWrites, c.ReadYourWrites, false},
 	} {
 		if d.v < 0 {

@@ -1178,7 +1178,10 @@ cmd_rejoin_node() {
         pg_up_standby "$primary" "$port"
         pg_sync "$primary" "$port"
     else
-        my_q "$port" "SET GLOBAL read_only = 1; START SLAVE"
+        # RESET MASTER forgets the GTIDs the node wrote while promoted:
+        # under gtid_strict_mode they would make the primary's next ones
+        # out of order, and stop replication.
+        my_q "$port" "STOP SLAVE; SET GLOBAL read_only = 1; RESET MASTER; START SLAVE"
     fi
     log "node $port is a replica again"
 }

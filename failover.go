@@ -1,0 +1,113 @@
+package rwpool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// This file decides whether a write may go to the primary now, and, with
+// failover_wait, lets writes wait out a failover: while no writable
+// primary is available they wait for the next change of the primary's
+// state (it comes back, its endpoint moves, it turns writable), bounded by
+// failover_wait, their context and max_waiters, instead of failing at
+// once. Only writes that certainly did not reach a server wait and run
+// again: refused before sending, or answered "read-only". A write that
+// failed after it was sent may have been applied and is never repeated.
+
+// primaryWatch wakes the writes waiting for the primary.
+type primaryWatch struct {
+	mu sync.Mutex
+	ch chan struct{} // closed at the primary's next change
+}
+
+// changed returns a channel closed at the primary's next change.
+func (w *primaryWatch) changed() <-chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ch == nil {
+		w.ch = make(chan struct{})
+	}
+	return w.ch
+}
+
+// signal wakes every write waiting for a change.
+func (w *primaryWatch) signal() {
+	w.mu.Lock()
+	if w.ch != nil {
+		close(w.ch)
+		w.ch = nil
+	}
+	w.mu.Unlock()
+}
+
+// refusal returns why a write may not go to the primary now: it reports
+// itself read-only, or (when writes may wait for it) it is unavailable.
+// Without failover_wait an unavailable primary is found by acquire, as for
+// any statement.
+func (c *Connector) refusal() error {
+	p := c.primary
+	if p.health.RoleMismatch() {
+		return &readOnlyError{node: p.cfg.Name}
+	}
+	if c.cfg.FailoverWait > 0 && p.health.Tripped() {
+		return newUnavailableError(p.cfg.Name, p.health.Since(), p.health.LastError())
+	}
+	return nil
+}
+
+// writable returns nil when a write may go to the primary now. Otherwise
+// it fails at once, or, with failover_wait, waits for the primary (see
+// awaitPrimary); *until is the statement's waiting deadline, set at its
+// first wait.
+func (c *Connector) writable(ctx context.Context, until *time.Time) error {
+	err := c.refusal()
+	if err == nil || c.cfg.FailoverWait <= 0 {
+		return err
+	}
+	return c.awaitPrimary(ctx, until, err, false)
+}
+
+// awaitPrimary waits until the primary takes writes, or until *until (set
+// to failover_wait from now if zero), ctx or max_waiters says to stop, and
+// returns cause or ctx's error then. With change set it first waits for
+// the primary's next change: the caller just saw a failure its state does
+// not show yet (a refused dial, before the breaker's probe confirms it).
+func (c *Connector) awaitPrimary(ctx context.Context, until *time.Time, cause error, change bool) error {
+	if until.IsZero() {
+		*until = time.Now().Add(c.cfg.FailoverWait)
+	}
+	left := time.Until(*until)
+	if left <= 0 {
+		return cause
+	}
+	if c.writeWaiters.Add(1) > int64(c.cfg.MaxWaiters) {
+		c.writeWaiters.Add(-1)
+		return cause
+	}
+	defer c.writeWaiters.Add(-1)
+	t := time.NewTimer(left)
+	defer t.Stop()
+	for {
+		ch := c.primaryWatch.changed()
+		if !change {
+			if c.closed.Load() {
+				return ErrClosed
+			}
+			if cause = c.refusal(); cause == nil {
+				return nil
+			}
+		}
+		change = false
+		select {
+		case <-ch:
+		case <-t.C:
+			return cause
+		case <-ctx.Done():
+			return fmt.Errorf("rwpool: no writable primary before the statement's context ended: %w",
+				errors.Join(ctx.Err(), cause))
+		}
+	}
+}

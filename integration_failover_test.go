@@ -1,0 +1,309 @@
+package rwpool_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/rwpool/rwpool"
+)
+
+// endpoint is a TCP forwarder standing for a DNS name, virtual IP or proxy
+// that failover tooling moves to the new primary: a connection goes to the
+// target of the moment it is opened, and stays with it after a move.
+type endpoint struct {
+	ln     net.Listener
+	target atomic.Pointer[string]
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	conns  map[net.Conn]bool
+	closed bool
+}
+
+func newEndpoint(t *testing.T, target string) *endpoint {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &endpoint{ln: ln, conns: map[net.Conn]bool{}}
+	e.target.Store(&target)
+	e.wg.Add(1)
+	go e.serve()
+	t.Cleanup(e.close)
+	return e
+}
+
+func (e *endpoint) addr() string         { return e.ln.Addr().String() }
+func (e *endpoint) moveTo(target string) { e.target.Store(&target) }
+
+func (e *endpoint) serve() {
+	defer e.wg.Done()
+	for {
+		c, err := e.ln.Accept()
+		if err != nil {
+			return
+		}
+		up, err := net.DialTimeout("tcp", *e.target.Load(), 5*time.Second)
+		if err != nil {
+			c.Close()
+			continue
+		}
+		if !e.track(c, up) {
+			return
+		}
+		e.wg.Add(2)
+		go e.pipe(c, up)
+		go e.pipe(up, c)
+	}
+}
+
+func (e *endpoint) track(cs ...net.Conn) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		for _, c := range cs {
+			c.Close()
+		}
+		return false
+	}
+	for _, c := range cs {
+		e.conns[c] = true
+	}
+	return true
+}
+
+// pipe copies one way; when either side ends, both are closed.
+func (e *endpoint) pipe(dst, src net.Conn) {
+	defer e.wg.Done()
+	io.Copy(dst, src)
+	dst.Close()
+	src.Close()
+}
+
+func (e *endpoint) close() {
+	e.ln.Close()
+	e.mu.Lock()
+	e.closed = true
+	for c := range e.conns {
+		c.Close()
+	}
+	e.mu.Unlock()
+	e.wg.Wait()
+}
+
+// ackedWrites inserts rows with fresh ids and remembers the ids the
+// database acknowledged.
+type ackedWrites struct {
+	ids   atomic.Int64
+	mu    sync.Mutex
+	acked map[int64]bool
+}
+
+func (a *ackedWrites) fn(db *sql.DB, table string) func(ctx context.Context, worker int) error {
+	return func(ctx context.Context, w int) error {
+		id := a.ids.Add(1)
+		if _, err := db.ExecContext(ctx, fmt.Sprintf("INSERT INTO %s (id, w) VALUES (%d, %d)", table, id, w)); err != nil {
+			return err
+		}
+		a.mu.Lock()
+		a.acked[id] = true
+		a.mu.Unlock()
+		return nil
+	}
+}
+
+// missingOn returns the acknowledged ids that the server at addr lacks.
+func (a *ackedWrites) missingOn(t *testing.T, cl *cluster, addr, table string) []int64 {
+	t.Helper()
+	db, err := sql.Open(cl.driver, cl.nodeDSN(addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.Query("SELECT id FROM " + table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	have := map[int64]bool{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		have[id] = true
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var missing []int64
+	for id := range a.acked {
+		if !have[id] {
+			missing = append(missing, id)
+		}
+	}
+	return missing
+}
+
+// firstSuccessAfter returns when the first call that started at or after
+// from succeeded, as a duration since from.
+func firstSuccessAfter(r results, from time.Time) (time.Duration, bool) {
+	for _, c := range r.in(from, time.Time{}) {
+		if c.err == nil {
+			return c.start.Add(c.dur).Sub(from), true
+		}
+	}
+	return 0, false
+}
+
+// TestIntegrationSwitchoverBehindEndpoint is a graceful MariaDB switchover
+// behind an endpoint: the old primary is set read-only and left running,
+// replica1 catches up and is promoted, the endpoint moves to it. Every
+// pooled connection and the probe connection still reach the old primary;
+// rwpool must notice on a freshly dialled connection, retire them, and
+// write to the new primary. With failover_wait the writes of the switchover
+// wait for it instead of failing.
+func TestIntegrationSwitchoverBehindEndpoint(t *testing.T) {
+	for _, cl := range realClusters(t) {
+		if cl.name != "mariadb" {
+			continue
+		}
+		for _, wait := range []time.Duration{0, 5 * time.Second} {
+			t.Run(fmt.Sprintf("%s/failover_wait=%s", cl.name, wait), func(t *testing.T) {
+				switchoverBehindEndpoint(t, cl, wait)
+			})
+		}
+	}
+}
+
+func switchoverBehindEndpoint(t *testing.T, cl *cluster, wait time.Duration) {
+	const checkInterval = time.Second
+	const table = "rw_switchover"
+	primaryPort, newPrimary := portOf(cl.primary), cl.replicas[0]
+	// The bare driver on the primary: an rwpool *sql.DB would refuse
+	// writes for a while after the primary was read-only.
+	setup, err := sql.Open(cl.driver, cl.nodeDSN(cl.primary))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { setup.Close() }) // after the cleanup below
+	mustExec(t, setup, "DROP TABLE IF EXISTS "+table)
+	mustExec(t, setup, "CREATE TABLE "+table+" (id BIGINT PRIMARY KEY, w INT)")
+	cl.waitSync(t)
+
+	ep := newEndpoint(t, cl.primary)
+	t.Cleanup(func() {
+		// Back to the original topology, whatever happened.
+		for _, args := range [][]string{
+			{"rejoin-node", portOf(newPrimary)},
+			{"set-read-only", primaryPort, "off"},
+			{"wait-sync"},
+		} {
+			if out, err := clusterScript(args...); err != nil {
+				t.Errorf("cleanup: cluster.sh %v: %v\n%s", args, err, out)
+			}
+		}
+		mustExec(t, setup, "DROP TABLE IF EXISTS "+table)
+	})
+	var b []byte
+	b = fmt.Appendf(b, "driver=%s;primary='%s';", cl.driver, cl.nodeDSN(ep.addr()))
+	for _, r := range cl.replicas {
+		b = fmt.Appendf(b, "replica='%s';", cl.nodeDSN(r))
+	}
+	b = fmt.Appendf(b, "check_interval=%s;failover_wait=%s", checkInterval, wait)
+	db, err := sql.Open("rwpool", string(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var moved atomic.Int32
+	if err := rwpool.Configure(db, rwpool.WithEventHandler(func(e rwpool.Event) {
+		if e.Kind == rwpool.EndpointMoved && e.Node == "primary" {
+			moved.Add(1)
+		}
+	})); err != nil {
+		t.Fatal(err)
+	}
+
+	w := &ackedWrites{acked: map[int64]bool{}}
+	writers := startLoadTimeout(t, db, 4, 10*time.Second, w.fn(db, table))
+	readers := startLoad(t, db, 8, cl.readFn(db, newSightings()))
+	soak(time.Second)
+
+	tReadOnly := time.Now()
+	if out, err := clusterScript("set-read-only", primaryPort, "on"); err != nil {
+		t.Fatalf("set-read-only: %v\n%s", err, out)
+	}
+	// A graceful switchover waits for the replica to have everything.
+	eventually(t, 10*time.Second, "replica1 caught up with the read-only primary", func() bool {
+		return len(w.missingOn(t, cl, newPrimary, table)) == 0
+	})
+	if out, err := clusterScript("promote-node", portOf(newPrimary)); err != nil {
+		t.Fatalf("promote-node: %v\n%s", err, out)
+	}
+	tMove := time.Now()
+	ep.moveTo(newPrimary)
+	soak(checkInterval + 2*time.Second)
+	wr, rr := writers.stop(), readers.stop()
+
+	back, ok := firstSuccessAfter(wr, tMove)
+	if !ok {
+		t.Fatalf("no write succeeded after the endpoint moved: %s", wr.summary(tMove, time.Time{}))
+	}
+	recovery := tMove.Add(back).Sub(tReadOnly) // writes were refused from tReadOnly until back
+	failed := wr.failures(time.Time{}, time.Time{})
+	t.Logf("writes: back %s after the move (%s after the primary turned read-only); %d of %d failed (%s); longest %s; %d EndpointMoved events",
+		back.Round(time.Millisecond), recovery.Round(time.Millisecond), len(failed), wr.count(time.Time{}, time.Time{}),
+		errSummary(failed, 3), wr.max(time.Time{}, time.Time{}).Round(time.Millisecond), moved.Load())
+	t.Logf("reads: %s", rr.summary(time.Time{}, time.Time{}))
+	if back > checkInterval+time.Second {
+		t.Errorf("writes came back %s after the endpoint moved, want within check_interval + 1s (%s)", back, checkInterval+time.Second)
+	}
+	if missing := w.missingOn(t, cl, newPrimary, table); len(missing) > 0 {
+		t.Errorf("%d acknowledged writes missing on the new primary: %v", len(missing), missing[:min(len(missing), 10)])
+	}
+	if errs := rr.failures(time.Time{}, time.Time{}); len(errs) > 0 {
+		t.Errorf("%d reads failed: %s", len(errs), errSummary(errs, 3))
+	}
+	if moved.Load() == 0 {
+		t.Errorf("no EndpointMoved event for the primary")
+	}
+	if wait > 0 {
+		if len(failed) > 0 {
+			t.Errorf("with failover_wait=%s, %d writes failed: %s", wait, len(failed), errSummary(failed, 3))
+		}
+		// The writes issued while the primary was read-only waited for the
+		// move: none may have waited much longer than the switchover took.
+		tolerance := 100 * time.Millisecond
+		if longest := wr.max(time.Time{}, time.Time{}); longest > recovery+tolerance {
+			t.Errorf("longest write %s, want at most the recovery time %s + %s", longest, recovery, tolerance)
+		}
+	} else {
+		for _, err := range failed {
+			if !errors.Is(err, rwpool.ErrReadOnly) && !isReadOnlyServerError(err) {
+				t.Errorf("a write failed with %v, want a read-only refusal (the server's or rwpool's)", err)
+				break
+			}
+		}
+	}
+}
+
+// isReadOnlyServerError reports whether err is the server's refusal of a
+// write as read-only (MySQL/MariaDB 1290 or 1792, PostgreSQL 25006).
+func isReadOnlyServerError(err error) bool {
+	var st interface{ SQLState() string }
+	if errors.As(err, &st) {
+		return st.SQLState() == "25006"
+	}
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && (me.Number == 1290 || me.Number == 1792)
+}
