@@ -57,6 +57,7 @@ func (vc *conn) onPin(ctx context.Context, o ctxOpts, d routing.Decision, write 
 	for attempt := 0; ; attempt++ {
 		fresh := !l.pinned()
 		if fresh {
+			l.unpark() // before borrowing another: a pool of one must not wait for itself
 			if write {
 				if err := vc.c.writable(ctx, &until); err != nil {
 					return err
@@ -84,11 +85,11 @@ func (vc *conn) onPin(ctx context.Context, o ctxOpts, d routing.Decision, write 
 			switch {
 			case out == broken && attempt == 0 && errors.Is(err, driver.ErrBadConn):
 				continue
-			case write && out == finished && err != nil && driverinfo.ReadOnly(err):
+			case write && out == finished && err != nil && driverinfo.ReadOnly(err) && n.isPrimary():
 				// Nothing was applied. If the endpoint moved, the write
 				// runs again on a connection through it (fence.go); with
 				// failover_wait, it waits for a writable primary first.
-				if moved, _ := n.fence(ctx); moved || vc.c.cfg.FailoverWait > 0 {
+				if moved, _ := n.fence(ctx, l.pc); moved || vc.c.cfg.FailoverWait > 0 && n.health.RoleMismatch() {
 					l.drop()
 					continue
 				}
@@ -119,11 +120,11 @@ func (vc *conn) read(ctx context.Context, o ctxOpts, d routing.Decision, call fu
 	var lastErr error
 	var failed *node // the node whose failed read the next attempt replays
 	replays, behind := 0, 0
+	vc.lease.unpark() // before borrowing another: a pool of one must not wait for itself
 	var plan readPlan
 	if !o.primary {
 		plan = vc.c.planRead(ctx, o.session)
 	}
-	vc.lease.unpark()
 	for {
 		n, why, err := vc.c.routeRead(o.primary || plan.primary, tried, behind > 0)
 		if err != nil {
@@ -299,7 +300,7 @@ func (vc *conn) queryPinned(ctx context.Context, d routing.Decision, run func(*p
 	if err != nil {
 		return nil, err
 	}
-	r.lease = &vc.lease
+	r.lease, r.pin, r.n = &vc.lease, vc.lease.pc, vc.lease.n
 	if write && o.session != nil && vc.lease.tx == nil {
 		// The rows hold the connection: the position is read at the
 		// session's next read.
@@ -357,6 +358,7 @@ func (vc *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, 
 	o := optsOf(ctx)
 	fresh := !l.pinned()
 	if fresh {
+		l.unpark()
 		n, err := vc.c.routeTx(ctx, o, opts)
 		if err != nil {
 			return nil, err
@@ -367,7 +369,15 @@ func (vc *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, 
 		}
 		l.pin(pc, n, false)
 	}
-	rtx, err := beginReal(ctx, l.pc.Raw(), opts)
+	var rtx driver.Tx
+	var err error
+	if pc := l.pc; vc.c.watches(ctx) {
+		rtx, err = watched(vc.c, ctx, pc, func() (driver.Tx, error) {
+			return beginReal(ctx, pc.Raw(), opts)
+		}, func(t driver.Tx) { t.Rollback() })
+	} else {
+		rtx, err = beginReal(ctx, pc.Raw(), opts)
+	}
 	if err != nil {
 		out, err := l.settle(ctx, err, fresh)
 		if out.reusable() && l.n != vc.c.primary {
@@ -394,15 +404,27 @@ func (vc *conn) Ping(ctx context.Context) error {
 		return err
 	}
 	if l := &vc.lease; l.pinned() {
-		_, err := l.settle(ctx, pingReal(ctx, l.pc.Raw()), false)
+		_, err := l.settle(ctx, vc.ping(ctx, l.pc), false)
 		return err
 	}
+	vc.lease.unpark()
 	n := vc.c.primary
 	pc, err := n.acquire(ctx)
 	if err != nil {
 		return err
 	}
-	_, err = n.settle(ctx, pc, pingReal(ctx, pc.Raw()))
+	_, err = n.settle(ctx, pc, vc.ping(ctx, pc))
+	return err
+}
+
+// ping pings pc, bounded by ctx like a statement.
+func (vc *conn) ping(ctx context.Context, pc *pool.Conn) error {
+	if !vc.c.watches(ctx) {
+		return pingReal(ctx, pc.Raw())
+	}
+	_, err := watched(vc.c, ctx, pc, func() (struct{}, error) {
+		return struct{}{}, pingReal(ctx, pc.Raw())
+	}, nil)
 	return err
 }
 
@@ -447,9 +469,7 @@ func (vc *conn) sessionWrote(ctx context.Context, s *session) {
 	l := &vc.lease
 	switch err := vc.c.wrote(ctx, s, l.pc); {
 	case err == errAbandoned:
-		l.n.closedBroken.Add(1)
-		l.pc, l.n = nil, nil // the driver's goroutine owns and closes it
-		l.lose()
+		l.abandon()
 	case err != nil:
 		l.lose()
 	}

@@ -45,8 +45,8 @@ type Connector struct {
 	primaryWatch primaryWatch // wakes writes waiting for the primary (failover_wait)
 	writeWaiters atomic.Int64 // writes waiting for the primary now
 
-	stop      chan struct{}  // closed by Close: stops the health checkers
-	bg        sync.WaitGroup // every background goroutine
+	stop      chan struct{} // closed by Close: stops the health checkers
+	bg        background    // every background goroutine
 	closed    atomic.Bool
 	closeOnce sync.Once
 	closeErr  error
@@ -132,9 +132,7 @@ func NewConnector(cfg *dsn.Config, opts ...Option) (*Connector, error) {
 // startChecker runs the node's health checker until Close. It owns the
 // node's dedicated probe connection.
 func (c *Connector) startChecker(n *node) {
-	c.bg.Add(1)
-	go func() {
-		defer c.bg.Done()
+	c.bg.Go(func() {
 		var conn driver.Conn
 		hc := breaker.Checker{
 			Node:     n.health,
@@ -148,7 +146,7 @@ func (c *Connector) startChecker(n *node) {
 		if conn != nil {
 			conn.Close()
 		}
-	}()
+	})
 }
 
 // newNode builds the real connector and the pool of one node.
@@ -160,9 +158,11 @@ func (c *Connector) newNode(real driver.Driver, nc dsn.Node) (*node, error) {
 			return nil, &nodeError{node: nc.Name, op: "open connector", err: redactErr(err, nc.DSN)}
 		}
 	}
+	n := &node{c: c, cfg: nc, conn: nodeConnector{Connector: rc, dsn: nc.DSN, c: c},
+		health: breaker.NewNode(nc.Name, nc.Role.String(), c.notify)}
 	p, err := pool.New(pool.Config{
 		Name:           nc.Name,
-		Connector:      nodeConnector{Connector: rc, dsn: nc.DSN, c: c},
+		Connector:      nodeConnector{Connector: rc, dsn: nc.DSN, c: c, dials: &n.dials},
 		MaxOpen:        c.cfg.PoolSize,
 		MinIdle:        c.cfg.MinIdle,
 		AcquireTimeout: c.cfg.AcquireTimeout,
@@ -178,8 +178,8 @@ func (c *Connector) newNode(real driver.Driver, nc dsn.Node) (*node, error) {
 		closeConnector(rc)
 		return nil, err // names the node
 	}
-	return &node{c: c, cfg: nc, pool: p, conn: nodeConnector{Connector: rc, dsn: nc.DSN, c: c},
-		health: breaker.NewNode(nc.Name, nc.Role.String(), c.notify)}, nil
+	n.pool = p
+	return n, nil
 }
 
 // lookupDriver finds the registered driver cfg names. database/sql offers no
@@ -236,7 +236,7 @@ func (c *Connector) Close() error {
 		for _, n := range c.nodes {
 			errs = append(errs, n.pool.Close())
 		}
-		waitBounded(&c.bg, 2*c.cfg.ProbeTimeout)
+		c.bg.close(2 * c.cfg.ProbeTimeout)
 		for _, n := range c.nodes {
 			errs = append(errs, closeConnector(n.conn.Connector))
 		}

@@ -30,7 +30,7 @@ func WithPrimary(ctx context.Context) context.Context {
 type Route struct {
 	Node    string // the node's name, e.g. "replica2"
 	Role    string // "primary" or "replica"
-	Reason  string // why it went there, e.g. "read: SELECT", "transaction", "fallback: no replica available"
+	Reason  string // why it went there, e.g. "read: SELECT/WITH/SHOW/VALUES/TABLE", "transaction", "fallback: no replica available"
 	Replays int    // nodes that failed before this one served it
 }
 

@@ -16,7 +16,8 @@
 //		"replica='host=db2 user=app dbname=shop' weight=3;"+
 //		"replica='host=db3 user=app dbname=shop' weight=1")
 //
-// or build a Config in Go and open it with sql.OpenDB(NewConnector(cfg)).
+// or build a Config in Go (dsn.NewConfig) and open it with sql.OpenDB and
+// the Connector NewConnector returns for it.
 //
 // # Routing
 //

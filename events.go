@@ -28,8 +28,8 @@ const (
 )
 
 // Event is one change of a node, passed to the handler set with
-// WithEventHandler or OnEvent and logged through the logger set with
-// WithLogger or SetLogger. However many statements see the same failure at
+// WithEventHandler and logged through the logger set with WithLogger
+// (options of NewConnector and Configure). However many statements see the same failure at
 // once, a transition happens, and is reported, once; the events of one
 // node arrive in order. It is the same type as health.Event. Its fields:
 //

@@ -5,6 +5,8 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"github.com/rwpool/rwpool/internal/replication"
+	"github.com/rwpool/rwpool/pool"
 	"sync"
 	"time"
 
@@ -44,12 +46,19 @@ type fencer struct {
 }
 
 // fence checks node n's endpoint on a freshly dialled connection, after
-// one of its connections answered a write with a read-only error. It
+// pc, one of its connections, answered a write with a read-only error. It
 // reports whether the endpoint had moved (and the old connections are now
-// retired). Concurrent callers share one check; each waits for it at most
-// until its own ctx ends.
-func (n *node) fence(ctx context.Context) (bool, error) {
-	fc := n.startFence()
+// retired): the fresh connection reaches another server than pc, and
+// that one is writable. A read-only error from the very server a fresh
+// connection reaches (a read-only transaction, a session setting,
+// MySQL's secure_file_priv) moves nothing. Concurrent callers share one
+// check; each waits for it at most until its own ctx ends.
+func (n *node) fence(ctx context.Context, pc *pool.Conn) (bool, error) {
+	old, err := n.identity(ctx, pc.Raw())
+	if err != nil || old == "" {
+		return false, err
+	}
+	fc := n.startFence(old)
 	select {
 	case <-fc.done:
 		return fc.moved, fc.err
@@ -58,8 +67,9 @@ func (n *node) fence(ctx context.Context) (bool, error) {
 	}
 }
 
-// startFence starts a fresh check of n, or joins the one running.
-func (n *node) startFence() *fenceCall {
+// startFence starts a fresh check of n against the server identity old,
+// or joins the one running.
+func (n *node) startFence(old string) *fenceCall {
 	f := &n.fencer
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -68,29 +78,38 @@ func (n *node) startFence() *fenceCall {
 	}
 	fc := &fenceCall{done: make(chan struct{})}
 	f.cur = fc
-	n.c.bg.Add(1)
-	go func() {
-		defer n.c.bg.Done()
-		fc.moved, fc.err = n.checkFresh()
+	if !n.c.bg.Go(func() {
+		fc.moved, fc.err = n.checkFresh(old)
 		f.mu.Lock()
 		f.cur = nil
 		f.mu.Unlock()
 		close(fc.done)
-	}()
+	}) {
+		f.cur = nil
+		fc.err = ErrClosed
+		close(fc.done)
+	}
 	return fc
 }
 
 // checkFresh dials n anew and reads its status there (see probe). If the
-// server it reaches is writable, the connections from before were on
-// another one: they are retired.
-func (n *node) checkFresh() (bool, error) {
+// server it reaches is not old and is writable, the connections from
+// before were on another one: they are retired.
+func (n *node) checkFresh(old string) (bool, error) {
 	flagged, _ := n.health.ReadOnly()
 	var conn driver.Conn
 	if _, err := n.probe(&conn, true); err != nil {
 		return false, err
 	}
-	if conn != nil {
-		conn.Close()
+	if conn == nil {
+		return false, errors.New("rwpool: the fresh connection's status could not be read")
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), n.c.cfg.ProbeTimeout)
+	defer cancel()
+	now, err := n.identity(ctx, conn)
+	if err != nil || now == old {
+		return false, err
 	}
 	if ro, known := n.health.ReadOnly(); !known || ro {
 		return false, nil
@@ -111,4 +130,20 @@ func (n *node) retire(cause error) {
 	n.c.notify(Event{Kind: health.EndpointMoved, Node: n.cfg.Name, Role: n.cfg.Role.String(),
 		From: n.health.State(), To: n.health.State(),
 		Cause: fmt.Errorf("rwpool: node %s: endpoint moved: %w", n.cfg.Name, cause), At: time.Now()})
+}
+
+// identity returns what tells the server behind conn from others (see
+// replication.IdentityQuery), "" for a driver rwpool knows no query for.
+func (n *node) identity(ctx context.Context, conn driver.Conn) (string, error) {
+	ctx, cancel := boundCtx(ctx, n.c.cfg.ProbeTimeout)
+	defer cancel()
+	q := replication.IdentityQuery(n.c.flavor(ctx, conn))
+	if q == "" {
+		return "", nil
+	}
+	row, err := firstRow(ctx, conn, q)
+	if err != nil || len(row) == 0 {
+		return "", err
+	}
+	return stringOf(row[0]), nil
 }

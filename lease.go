@@ -3,7 +3,6 @@ package rwpool
 import (
 	"context"
 	"database/sql/driver"
-	"github.com/rwpool/rwpool/internal/driverinfo"
 	"slices"
 
 	"github.com/rwpool/rwpool/pool"
@@ -32,15 +31,18 @@ import (
 //     database/sql to discard the connection.
 //   - release: database/sql took the connection back. A clean pin returns
 //     to its pool; one whose session state changed is closed, since
-//     neither lib/pq nor go-sql-driver/mysql resets server session state
-//     and rwpool sends no SQL it was not given.
+//     neither lib/pq nor go-sql-driver/mysql resets server session state,
+//     or reset with the user's reset_query (the only SQL of the user's
+//     sessions rwpool sends unasked, besides the position reads of
+//     WithSession).
 //
 // database/sql never uses one connection from two goroutines at once, so a
 // lease needs no lock.
 type lease struct {
 	pc    *pool.Conn // the pin; nil when unpinned
 	n     *node      // pc's node
-	dirty bool       // pc's session state was changed or read: close it at release
+	dirty bool       // pc's session state was changed: close (or reset) it at release
+	raw   bool       // pc was handed out by Raw: close it at release, whatever reset_query says
 	tx    *tx        // the transaction open on pc
 	stmts []*stmt    // real statements prepared on pc and not closed yet
 	lost  bool
@@ -84,22 +86,30 @@ func (l *lease) settle(ctx context.Context, err error, fresh bool) (outcome, err
 	switch o {
 	case abandoned:
 		err = ctx.Err()
-		n.closedBroken.Add(1)
-		l.pc, l.n = nil, nil // the driver's goroutine owns and closes it
-		l.lose()
-	case finished:
-		if err != nil && n.isPrimary() && driverinfo.ReadOnly(err) {
-			n.startFence() // a demoted primary, or a moved endpoint?
-		}
+		l.abandon()
 	case broken, interrupted:
-		held := !fresh && (l.dirty || l.tx != nil)
+		// A pin that served earlier statements held what they left
+		// (LAST_INSERT_ID, SET, a transaction): going on elsewhere
+		// would silently lose it, so the lease ends, as on the bare
+		// driver. One pinned by this call alone held nothing yet.
 		l.drop()
-		if held {
+		if !fresh {
 			l.lose()
 		}
 	}
 	n.noteErr(err)
 	return o, err
+}
+
+// abandon gives the pin up to the goroutine still in the driver (see
+// await), which closes it when the driver lets go, and ends the lease.
+// The statements prepared on it are forgotten, not closed: closing one
+// now would race the abandoned call.
+func (l *lease) abandon() {
+	l.detach()
+	l.n.closedBroken.Add(1)
+	l.pc, l.n, l.dirty = nil, nil, false
+	l.lose()
 }
 
 // drop closes the pin, which is broken or can't be trusted, with the
@@ -109,7 +119,7 @@ func (l *lease) drop() {
 		l.detach()
 		l.n.closedBroken.Add(1)
 		l.pc.Destroy()
-		l.pc, l.n, l.dirty = nil, nil, false
+		l.pc, l.n, l.dirty, l.raw = nil, nil, false, false
 	}
 }
 
@@ -162,7 +172,7 @@ func (l *lease) unpin() {
 	}
 	real := l.detach()
 	switch {
-	case l.tx != nil || l.dirty && l.n.c.cfg.ResetQuery == "":
+	case l.tx != nil || l.raw || l.dirty && l.n.c.cfg.ResetQuery == "":
 		l.n.closedSession.Add(1)
 		pc.Destroy()
 	case len(real) > 0 && !l.n.closeStmts(pc, real):
@@ -172,7 +182,7 @@ func (l *lease) unpin() {
 	default:
 		pc.Release()
 	}
-	l.pc, l.n, l.dirty, l.tx = nil, nil, false, nil
+	l.pc, l.n, l.dirty, l.raw, l.tx = nil, nil, false, false, nil
 }
 
 // park keeps pc, borrowed from n for a statement that just ended well,

@@ -36,6 +36,7 @@ type node struct {
 	closedSession atomic.Int64
 	closedBroken  atomic.Int64
 	resets        atomic.Int64 // connections reset with reset_query instead of closed
+	dials         atomic.Int64 // connections the pool opened
 }
 
 // acquire borrows a real connection from the node's pool; from a tripped
@@ -80,9 +81,7 @@ func (n *node) failed(err error) {
 	if !n.confirming.CompareAndSwap(false, true) {
 		return
 	}
-	n.c.bg.Add(1)
-	go func() {
-		defer n.c.bg.Done()
+	if !n.c.bg.Go(func() {
 		defer n.confirming.Store(false)
 		var conn driver.Conn
 		if _, perr := n.probe(&conn, true); perr != nil {
@@ -91,7 +90,9 @@ func (n *node) failed(err error) {
 		if conn != nil {
 			conn.Close()
 		}
-	}()
+	}) {
+		n.confirming.Store(false)
+	}
 }
 
 // nodeConnector dials a node's real connections. It hides the node DSN's
@@ -101,8 +102,9 @@ func (n *node) failed(err error) {
 // returns at the context's end and closes the late connection itself.
 type nodeConnector struct {
 	driver.Connector
-	dsn string
-	c   *Connector
+	dsn   string
+	c     *Connector
+	dials *atomic.Int64 // connections the pool opened (nil for the health checker's)
 }
 
 func (r nodeConnector) Connect(ctx context.Context) (driver.Conn, error) {
@@ -124,6 +126,9 @@ func (r nodeConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	}
 	if err != nil {
 		return nil, redactErr(err, r.dsn)
+	}
+	if r.dials != nil {
+		r.dials.Add(1)
 	}
 	return conn, nil
 }
@@ -160,9 +165,7 @@ func (n *node) closeStmts(pc *pool.Conn, stmts []driver.Stmt) bool {
 // takes longer than probe_timeout. It runs in a goroutine of the
 // Connector's: the lease that ended does not wait for it.
 func (n *node) reset(pc *pool.Conn) {
-	n.c.bg.Add(1)
-	go func() {
-		defer n.c.bg.Done()
+	started := n.c.bg.Go(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), n.c.cfg.ProbeTimeout)
 		defer cancel()
 		var err error
@@ -183,5 +186,9 @@ func (n *node) reset(pc *pool.Conn) {
 			n.resets.Add(1)
 			pc.Release()
 		}
-	}()
+	})
+	if !started { // closing: the pool closes it anyway
+		n.closedSession.Add(1)
+		pc.Destroy()
+	}
 }

@@ -13,15 +13,16 @@ import (
 // driver's driver.Conn (for pgx's stdlib a *stdlib.Conn).
 //
 // Raw pins c's lease to a primary connection (or keeps the one it is
-// pinned to, such as a transaction's) and treats that connection as
-// session-changed: whatever f did to it stays with c until c is closed,
-// and it is then closed instead of going back to the pool for another
-// lease. Later statements on c run on it too.
+// pinned to, such as a transaction's, which may be a replica's for a
+// read-only transaction): whatever f did to it stays with c until c is
+// closed, and it is then closed, never reset (reset_query) nor handed to
+// another lease, since the driver's own state (pgx's type map and
+// statement cache, a LISTEN) may have changed too. Later statements on c
+// run on it.
 //
 // Inside f rwpool does nothing: no routing, no replay, no deadline watch
-// and no breaker; f must not keep driverConn after it returns. A
-// connection-level error returned by f counts against the primary like a
-// failed statement.
+// and no breaker; f must not keep driverConn after it returns. An error f
+// returns counts against the connection's node like a failed statement's.
 //
 //	err := rwpool.Raw(ctx, c, func(dc any) error {
 //		pgxConn := dc.(*stdlib.Conn).Conn()
@@ -45,6 +46,7 @@ func (vc *conn) raw(ctx context.Context, f func(any) error) error {
 	l := &vc.lease
 	fresh := !l.pinned()
 	if fresh {
+		l.unpark()
 		var until time.Time
 		if err := vc.c.writable(ctx, &until); err != nil {
 			return err
@@ -56,7 +58,7 @@ func (vc *conn) raw(ctx context.Context, f func(any) error) error {
 		}
 		l.pin(pc, n, true)
 	}
-	l.dirty = true
+	l.dirty, l.raw = true, true
 	_, err := l.settle(ctx, f(l.pc.Raw()), fresh)
 	return err
 }

@@ -28,6 +28,7 @@ type rows struct {
 	n     *node
 	vc    *conn
 	lease *lease
+	pin   *pool.Conn // the lease's pin the rows run on
 }
 
 var _ interface {
@@ -65,8 +66,11 @@ func (r *rows) Close() error {
 	case r.pc != nil:
 		r.vc.settleRead(context.Background(), r.pc, r.n, cause)
 		r.pc = nil
-	case r.lease != nil:
+	case r.lease != nil && r.lease.pc == r.pin:
 		r.lease.settle(context.Background(), cause, false)
+		r.lease = nil
+	case r.lease != nil: // that pin is gone already: nothing left to settle but the count
+		r.n.noteErr(cause)
 		r.lease = nil
 	}
 	return err

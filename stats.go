@@ -16,9 +16,10 @@ import (
 // together, as of one moment, and so are the pool's (MaxOpen, Open, Idle,
 // InUse, Waiting, WaitCount, WaitDuration): a node is never shown tripped
 // with the previous trip's count, and Open is never less than Idle plus
-// InUse. The other counters (Served, Errors, Replays, Fallbacks) and the
-// replication fields are read one by one while statements run, so two of
-// them may differ by the statements in flight. Counters are int64, gauges
+// InUse. The other counters (Served, Errors, Replays, Fallbacks, Dials,
+// ClosedSession, ClosedBroken, ClosedExpired, Resets) and the replication
+// fields are read one by one while statements run, so two of them may
+// differ by the statements in flight. Counters are int64, gauges
 // int, as in database/sql's DBStats.
 type NodeStats struct {
 	Name         string        // node name from the DSN
@@ -35,7 +36,7 @@ type NodeStats struct {
 	Idle         int           // real connections idle in the pool
 	InUse        int           // real connections borrowed
 	Waiting      int           // borrowers waiting for a connection now
-	Served       int64         // statements and transactions routed to it
+	Served       int64         // connections borrowed from it for statements and transactions (a pinned lease borrows once for all of its statements)
 	Errors       int64         // statements that failed on it, borrows refused while unavailable included
 	WaitCount    int64         // borrows that had to wait
 	WaitDuration time.Duration // total time borrows waited
@@ -47,7 +48,7 @@ type NodeStats struct {
 	// what rwpool costs the servers beyond its statements. The health
 	// checker's probe connection is not counted.
 	Dials         int64 // connections the pool opened (successful dials)
-	ClosedSession int64 // closed at the end of a lease that changed or read their session state, or left a transaction open
+	ClosedSession int64 // closed at the end of a lease that changed their session state (without reset_query, or when it failed), used them through Raw, or left a transaction open
 	ClosedBroken  int64 // closed after a connection-level failure, or a call interrupted or abandoned at its deadline
 	ClosedExpired int64 // closed by idle_timeout or max_lifetime
 	Resets        int64 // reset with reset_query at the end of a lease that changed their session state, instead of closed
@@ -147,7 +148,7 @@ func (c *Connector) Stats() Snapshot {
 			WaitDuration:  ps.WaitDuration,
 			Replays:       n.replays.Load(),
 			Fallbacks:     n.fallbacks.Load(),
-			Dials:         ps.Dials - ps.DialErrors,
+			Dials:         n.dials.Load(),
 			ClosedSession: n.closedSession.Load(),
 			ClosedBroken:  n.closedBroken.Load(),
 			ClosedExpired: ps.ClosedIdle + ps.ClosedLifetime,

@@ -69,12 +69,13 @@ func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (drive
 	if err := s.vc.usable(); err != nil {
 		return nil, err
 	}
+	st := s.real // the closure must not read s.real: Close may clear it after an abandoned call
 	return s.vc.execPinned(ctx, s.d, func(pc *pool.Conn) (driver.Result, error) {
 		if !s.vc.c.watches(ctx) {
-			return execStmt(ctx, pc.Raw(), s.real, args)
+			return execStmt(ctx, pc.Raw(), st, args)
 		}
 		return watched(s.vc.c, ctx, pc, func() (driver.Result, error) {
-			return execStmt(ctx, pc.Raw(), s.real, args)
+			return execStmt(ctx, pc.Raw(), st, args)
 		}, nil)
 	})
 }
@@ -87,9 +88,10 @@ func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driv
 	if err := s.vc.usable(); err != nil {
 		return nil, err
 	}
+	st := s.real // see ExecContext
 	return s.vc.queryPinned(ctx, s.d, func(pc *pool.Conn) (*rows, error) {
 		run := func() (*rows, error) {
-			rs, err := queryStmt(ctx, pc.Raw(), s.real, args)
+			rs, err := queryStmt(ctx, pc.Raw(), st, args)
 			if err != nil {
 				return nil, err
 			}

@@ -5,6 +5,7 @@ import (
 	"database/sql/driver"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/rwpool/rwpool/internal/driverinfo"
 	"github.com/rwpool/rwpool/pool"
@@ -64,28 +65,29 @@ func watched[T any](c *Connector, ctx context.Context, pc *pool.Conn, f func() (
 	})
 }
 
-// await runs f in a goroutine counted by wg and waits for it or for ctx to
+// await runs f in a goroutine of bg's and waits for it or for ctx to
 // end, whichever comes first. When ctx ends first it returns errAbandoned
 // at once, and the goroutine hands f's result to cleanup when f finally
 // returns. A lost race between the two is resolved by one compare-and-swap,
 // so f's result is either returned or cleaned up, never both or neither.
-func await[T any](wg *sync.WaitGroup, ctx context.Context, f func() (T, error), cleanup func(T, error)) (T, error) {
+func await[T any](bg *background, ctx context.Context, f func() (T, error), cleanup func(T, error)) (T, error) {
 	type result struct {
 		v   T
 		err error
 	}
 	var state atomic.Int32 // 0 running, 1 finished, 2 abandoned
 	done := make(chan result, 1)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	if !bg.Go(func() {
 		v, err := f()
 		if state.CompareAndSwap(0, 1) {
 			done <- result{v, err}
 			return
 		}
 		cleanup(v, err)
-	}()
+	}) {
+		var zero T
+		return zero, ErrClosed
+	}
 	select {
 	case r := <-done:
 		return r.v, r.err
@@ -97,4 +99,39 @@ func await[T any](wg *sync.WaitGroup, ctx context.Context, f func() (T, error), 
 		r := <-done
 		return r.v, r.err
 	}
+}
+
+// background owns a Connector's goroutines: the health checkers, and the
+// short-lived ones (watched calls, confirming probes, fences, resets). It
+// refuses new ones once Close has begun, so that Close's wait never races
+// a start (statements on a *sql.Conn may still run while the *sql.DB
+// closes).
+type background struct {
+	mu      sync.RWMutex
+	closing bool
+	wg      sync.WaitGroup
+}
+
+// Go runs f in a goroutine of b's, unless b is closing; it reports whether
+// it did.
+func (b *background) Go(f func()) bool {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	if b.closing {
+		return false
+	}
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		f()
+	}()
+	return true
+}
+
+// close refuses new goroutines and waits for the running ones, at most d.
+func (b *background) close(d time.Duration) {
+	b.mu.Lock()
+	b.closing = true
+	b.mu.Unlock()
+	waitBounded(&b.wg, d)
 }

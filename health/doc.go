@@ -1,6 +1,7 @@
 // Package health holds what rwpool says about the health of the nodes it
 // routes to: the State of a node (Available, Unavailable or Lagging), the
-// Events a change of state or of a node's reported role produces, and the
+// Events a change of state, of a node's reported role or of the server
+// behind its endpoint produces, and the
 // classification of errors into those that say a node is broken and those
 // that say a statement is.
 //

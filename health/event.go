@@ -38,8 +38,9 @@ func (k EventKind) String() string {
 }
 
 // Event is one change of a node: a transition between states (Kind
-// StateChanged) or a change of the role its server reports (Kind
-// RoleChanged). However many statements observe the same failure, a
+// StateChanged), a change of the role its server reports (Kind
+// RoleChanged), or its endpoint found leading to another server (Kind
+// EndpointMoved). However many statements observe the same failure, a
 // transition is made, and reported, once.
 type Event struct {
 	// Kind says what changed.

@@ -57,6 +57,21 @@ func StatusQuery(f Flavor, primary bool) string {
 	return ""
 }
 
+// IdentityQuery returns a query whose one value tells servers apart, even
+// behind one address (a DNS name, a virtual IP, a proxy): PostgreSQL's
+// server address, port and start time, MySQL's and MariaDB's host name,
+// port and server_id. Replicas of one PostgreSQL cluster share its
+// system_identifier, so that alone would not do.
+func IdentityQuery(f Flavor) string {
+	switch f {
+	case Postgres:
+		return "SELECT COALESCE(host(inet_server_addr()), '') || ':' || COALESCE(inet_server_port()::text, '') || '/' || pg_postmaster_start_time()::text"
+	case MariaDB, MySQL:
+		return "SELECT CONCAT(@@hostname, ':', @@port, '/', @@server_id)"
+	}
+	return ""
+}
+
 // ParseStatus parses one row answering StatusQuery(f, ...).
 func ParseStatus(f Flavor, row []driver.Value) (Status, error) {
 	st := Status{ReplayAge: -1}
