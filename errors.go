@@ -75,6 +75,10 @@ var (
 	errNoRow     = errors.New("no row")
 )
 
+// errLeaseLost is returned by every call on a connection whose lease was
+// lost (lease.lose).
+var errLeaseLost = errors.New("rwpool: this connection lost its real connection, and the session state it held (a transaction, LAST_INSERT_ID, SET...), to a failure: close it and use another")
+
 // errNoReplica is returned for a read no node can serve.
 var errNoReplica = &nodeError{node: "replicas", op: "read", err: ErrUnavailable}
 

@@ -55,12 +55,14 @@ type lease struct {
 	parkedNode *node
 }
 
-// usable returns driver.ErrBadConn once the lease is lost: database/sql
-// then retries a DB-level call on another connection and discards this
-// one.
+// usable returns errLeaseLost once the lease is lost. Not
+// driver.ErrBadConn: on a *sql.Conn with rows still open, database/sql
+// would wait for those rows to close the connection, in the very
+// goroutine that holds them. IsValid tells database/sql to discard the
+// connection when it comes back.
 func (l *lease) usable() error {
 	if l.lost {
-		return driver.ErrBadConn
+		return errLeaseLost
 	}
 	return nil
 }
