@@ -158,10 +158,8 @@ func TestPublishExpvarReplication(t *testing.T) {
 	// The primary has written up to 0/300 before the first status, the
 	// replica applied up to 0/100: every lag measured is a lower bound
 	// since the primary's first sample.
-	sim.mu.Lock()
-	sim.lsn[cl+"/p"] = 0x300
-	sim.mu.Unlock()
-	sim.setApplied(cl+"/r1", 0x100)
+	sim.Fresh(cl + "/p").SetWritten(0x300)
+	sim.Fresh(cl + "/r1").SetReplayed(0x100)
 	db, err := sql.Open("rwpool", fmt.Sprintf(
 		"driver=rwpool-test-postgres-sim;primary=%[1]s/p;replica=%[1]s/r1;check_interval=10ms", cl))
 	if err != nil {
@@ -219,9 +217,9 @@ func TestPublishExpvarRejects(t *testing.T) {
 // its last error is shown, its password is not.
 func TestPublishExpvarHidesDSN(t *testing.T) {
 	const secret = "Sentinel-Pa55-expvar-91c2"
-	db, err := sql.Open("rwpool", "driver=rwpool-test-legacy;"+
-		"primary='fail-expvar host=db1 user=app password="+secret+" dbname=shop';"+
-		"replica=legacy-expvar-r;check_interval=20ms")
+	primary := "fail-expvar host=db1 user=app password=" + secret + " dbname=shop"
+	legacy.Node(primary).SetDown(true)
+	db, err := sql.Open("rwpool", "driver=rwpool-test-legacy;primary='"+primary+"';replica=legacy-expvar-r;check_interval=20ms")
 	if err != nil {
 		t.Fatal(err)
 	}
