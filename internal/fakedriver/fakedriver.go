@@ -97,21 +97,16 @@ type Driver struct {
 	nodes map[string]*Node
 }
 
-// New returns a driver configured by o, not registered.
-func New(o Options) *Driver {
+// Register registers a new driver configured by o under name with
+// database/sql, and returns it.
+func Register(name string, o Options) *Driver {
 	if o.DialError == nil {
 		o.DialError = func(string) error { return errRefused }
 	}
 	if o.DownError == nil {
 		o.DownError = io.ErrUnexpectedEOF
 	}
-	return &Driver{opts: o, nodes: map[string]*Node{}}
-}
-
-// Register registers a new driver configured by o under name with
-// database/sql, and returns it.
-func Register(name string, o Options) *Driver {
-	d := New(o)
+	d := &Driver{opts: o, nodes: map[string]*Node{}}
 	sql.Register(name, d)
 	return d
 }
