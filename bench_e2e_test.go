@@ -19,16 +19,15 @@ import (
 //	benchstat new.txt
 func BenchmarkE2E(b *testing.B) {
 	for _, cl := range realClusters(b) {
-		if cl.name == "pgx" {
+		if cl.Name == "pgx" {
 			continue
 		}
-		replica := cl.replicas[0]
-		bare, err := sql.Open(cl.driver, cl.nodeDSN(replica))
+		replica := cl.Replicas[0]
+		bare, err := sql.Open(cl.Driver, cl.NodeDSN(replica))
 		if err != nil {
 			b.Fatal(err)
 		}
-		rw, err := sql.Open("rwpool", fmt.Sprintf("driver=%s;primary='%s';replica='%s'",
-			cl.driver, cl.nodeDSN(cl.primary), cl.nodeDSN(replica)))
+		rw, err := sql.Open("rwpool", cl.DSNOver(cl.Primary, []string{replica}, ""))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -38,7 +37,7 @@ func BenchmarkE2E(b *testing.B) {
 				db   *sql.DB
 			}{{"bare", bare}, {"rwpool", rw}} {
 				v.db.SetMaxIdleConns(g)
-				b.Run(fmt.Sprintf("%s/g%d/%s", cl.name, g, v.name), func(b *testing.B) {
+				b.Run(fmt.Sprintf("%s/g%d/%s", cl.Name, g, v.name), func(b *testing.B) {
 					benchSelect1(b, v.db, g)
 				})
 			}

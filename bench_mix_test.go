@@ -8,10 +8,6 @@ import (
 	"testing"
 )
 
-// The no-op driver under a name DialectOf reads as PostgreSQL, so that the
-// mix is classified as a lib/pq or pgx application's would be.
-func init() { sql.Register("rwpool-bench-nop-postgres", nopDriver{}) }
-
 // mixStatement is one statement of the mix and how it is run.
 type mixStatement struct {
 	q     string

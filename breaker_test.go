@@ -13,6 +13,7 @@ import (
 
 	"github.com/rwpool/rwpool"
 	"github.com/rwpool/rwpool/health"
+	"github.com/rwpool/rwpool/internal/fakedriver"
 )
 
 const sentinelPW = "S3ntinelPW"
@@ -21,8 +22,8 @@ const sentinelPW = "S3ntinelPW"
 // and n replicas, with fast health checks unless extra overrides them.
 type ctlCluster struct {
 	db       *sql.DB
-	primary  *ctlNode
-	replicas []*ctlNode
+	primary  *fakedriver.Node
+	replicas []*fakedriver.Node
 	mu       sync.Mutex
 	events   []rwpool.Event
 }
@@ -37,19 +38,19 @@ func newCtlCluster(t *testing.T, n int, extra string) *ctlCluster {
 	if !strings.Contains(extra, "check_interval") {
 		dsn += ";check_interval=50ms"
 	}
-	cc.primary = ctl.fresh(name("p"))
+	cc.primary = ctl.Fresh(name("p"))
 	for i := range n {
 		r := name(fmt.Sprintf("r%d", i+1))
 		dsn += fmt.Sprintf(";replica='%s'", r)
-		cc.replicas = append(cc.replicas, ctl.fresh(r))
+		cc.replicas = append(cc.replicas, ctl.Fresh(r))
 	}
 	db, err := sql.Open("rwpool", dsn+";"+extra)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		for _, n := range append([]*ctlNode{cc.primary}, cc.replicas...) {
-			ctl.setHang(n, false)
+		for _, n := range append([]*fakedriver.Node{cc.primary}, cc.replicas...) {
+			n.SetHang(false)
 		}
 		db.Close()
 	})
@@ -113,7 +114,7 @@ func TestPrimaryDownWritesFailFastAndRecover(t *testing.T) {
 	if _, err := cc.db.Exec("INSERT INTO t VALUES (1)"); err != nil {
 		t.Fatal(err)
 	}
-	cc.primary.down.Store(true)
+	cc.primary.SetDown(true)
 	// The first failures are the real ones; a confirming probe trips the node.
 	waitFor(t, "primary tripped", func() bool {
 		cc.db.Exec("INSERT INTO t VALUES (2)")
@@ -145,7 +146,7 @@ func TestPrimaryDownWritesFailFastAndRecover(t *testing.T) {
 	if st.Trips != 1 || st.State != rwpool.Unavailable || st.Since.IsZero() || st.LastError == "" || strings.Contains(st.LastError, sentinelPW) {
 		t.Fatalf("stats of a tripped primary: %+v", st)
 	}
-	cc.primary.down.Store(false)
+	cc.primary.SetDown(false)
 	waitFor(t, "primary recovered by the health checker", func() bool {
 		return cc.stats(t, "primary").State == rwpool.Available
 	})
@@ -168,7 +169,7 @@ func TestReadsReplayOnOtherNodes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cc.replicas[0].down.Store(true)
+	cc.replicas[0].SetDown(true)
 	for i := range 500 {
 		node, err := cc.read(t)
 		if err != nil {
@@ -187,7 +188,7 @@ func TestReadsReplayOnOtherNodes(t *testing.T) {
 		t.Fatalf("replica1 after failing: %+v", st)
 	}
 	// Both replicas down: reads fall back to the primary.
-	cc.replicas[1].down.Store(true)
+	cc.replicas[1].SetDown(true)
 	for i := range 200 {
 		node, err := cc.read(t)
 		if err != nil || !strings.Contains(node, "-p ") {
@@ -197,8 +198,8 @@ func TestReadsReplayOnOtherNodes(t *testing.T) {
 	if st := cc.stats(t, "primary"); st.Fallbacks == 0 {
 		t.Fatalf("no fallback counted: %+v", st)
 	}
-	cc.replicas[0].down.Store(false)
-	cc.replicas[1].down.Store(false)
+	cc.replicas[0].SetDown(false)
+	cc.replicas[1].SetDown(false)
 	waitFor(t, "replicas back in rotation", func() bool {
 		seen := map[bool]bool{}
 		for range 50 {
@@ -215,7 +216,7 @@ func TestReadsReplayOnOtherNodes(t *testing.T) {
 
 func TestFallbackErrorFailsReadsWithErrUnavailable(t *testing.T) {
 	cc := newCtlCluster(t, 1, "fallback=error")
-	cc.replicas[0].down.Store(true)
+	cc.replicas[0].SetDown(true)
 	waitFor(t, "replica tripped", func() bool {
 		cc.read(t)
 		return cc.stats(t, "replica1").State == rwpool.Unavailable
@@ -230,7 +231,7 @@ func TestFallbackErrorFailsReadsWithErrUnavailable(t *testing.T) {
 
 func TestBreakerOffLeavesOnlyPools(t *testing.T) {
 	cc := newCtlCluster(t, 1, "breaker=off")
-	cc.primary.down.Store(true)
+	cc.primary.SetDown(true)
 	for range 20 {
 		_, err := cc.db.Exec("INSERT INTO t VALUES (1)")
 		if err == nil || errors.Is(err, rwpool.ErrUnavailable) {
@@ -245,7 +246,7 @@ func TestBreakerOffLeavesOnlyPools(t *testing.T) {
 
 func TestConcurrentFailuresMakeOneTransition(t *testing.T) {
 	cc := newCtlCluster(t, 1, "check_interval=1h;fallback=error")
-	cc.replicas[0].down.Store(true)
+	cc.replicas[0].SetDown(true)
 	var wg sync.WaitGroup
 	for range 32 {
 		wg.Add(1)
@@ -268,7 +269,7 @@ func TestDeadlineOnHungNode(t *testing.T) {
 	if _, err := cc.read(t); err != nil {
 		t.Fatal(err)
 	}
-	ctl.setHang(cc.replicas[0], true)
+	cc.replicas[0].SetHang(true)
 	const deadline = 100 * time.Millisecond
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)
 	defer cancel()
@@ -288,7 +289,7 @@ func TestDeadlineOnHungNode(t *testing.T) {
 	if node, err := cc.read(t); err != nil || strings.Contains(node, "-r1") {
 		t.Fatalf("read after the hung replica tripped: %q, %v", node, err)
 	}
-	ctl.setHang(cc.replicas[0], false)
+	cc.replicas[0].SetHang(false)
 	// The abandoned connection is closed once the driver lets go.
 	waitFor(t, "abandoned connection closed", func() bool { return cc.stats(t, "replica1").InUse == 0 })
 }
@@ -299,7 +300,7 @@ func TestNothingReplayedInTransaction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cc.primary.down.Store(true)
+	cc.primary.SetDown(true)
 	if _, err := tx.Exec("INSERT INTO t VALUES (1)"); err == nil {
 		t.Fatal("statement on a dead primary inside a transaction succeeded")
 	}
@@ -314,9 +315,9 @@ func TestNothingReplayedInTransaction(t *testing.T) {
 func TestSpareServesOnlyWhenNoWeightedReplica(t *testing.T) {
 	p := fmt.Sprintf("%s-p", t.Name())
 	dsn := fmt.Sprintf("driver=rwpool-test-ctl;check_interval=50ms;probe_timeout=100ms;primary='%s';replica='%s-w' weight=1;replica='%s-s' weight=0", p, t.Name(), t.Name())
-	weighted := ctl.fresh(t.Name() + "-w")
-	ctl.fresh(t.Name() + "-s")
-	ctl.fresh(p)
+	weighted := ctl.Fresh(t.Name() + "-w")
+	ctl.Fresh(t.Name() + "-s")
+	ctl.Fresh(p)
 	db, err := sql.Open("rwpool", dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -334,7 +335,7 @@ func TestSpareServesOnlyWhenNoWeightedReplica(t *testing.T) {
 			t.Fatalf("read served by %q while the weighted replica is up", n)
 		}
 	}
-	weighted.down.Store(true)
+	weighted.SetDown(true)
 	waitFor(t, "spare takes over", func() bool { return read() == t.Name()+"-s" })
 	for range 100 {
 		if n := read(); n != t.Name()+"-s" {
@@ -370,8 +371,8 @@ func TestCloseClosesEveryRealConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Close()
-	for i, n := range append([]*ctlNode{cc.primary}, cc.replicas...) {
-		if open := n.open.Load(); open != 0 {
+	for i, n := range append([]*fakedriver.Node{cc.primary}, cc.replicas...) {
+		if open := n.Open(); open != 0 {
 			t.Fatalf("node %d: %d real connections open after Close", i, open)
 		}
 	}
@@ -404,7 +405,7 @@ func TestWithRouteTellsWhichNodeServedAndWhy(t *testing.T) {
 		t.Fatalf("WithPrimary read: %+v", r)
 	}
 	// A replica that fails: the read is replayed, and the route says so.
-	cc.replicas[0].down.Store(true)
+	cc.replicas[0].SetDown(true)
 	if err := cc.db.QueryRowContext(ctx, "SELECT node").Scan(&node); err != nil {
 		t.Fatal(err)
 	}
@@ -430,7 +431,7 @@ func TestAbandonedStatementEndsTransaction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctl.setHang(cc.primary, true)
+	cc.primary.SetHang(true)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	if _, err := tx.ExecContext(ctx, "INSERT INTO t VALUES (1)"); !errors.Is(err, context.DeadlineExceeded) {
@@ -439,7 +440,7 @@ func TestAbandonedStatementEndsTransaction(t *testing.T) {
 	if err := tx.Commit(); err == nil {
 		t.Fatal("Commit after an abandoned statement succeeded")
 	}
-	ctl.setHang(cc.primary, false)
+	cc.primary.SetHang(false)
 	waitFor(t, "abandoned connection closed and primary available", func() bool {
 		st := cc.stats(t, "primary")
 		return st.InUse == 0 && st.Available

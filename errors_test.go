@@ -42,7 +42,7 @@ func TestPoolErrorsAreRootErrors(t *testing.T) {
 
 	t.Run("closed", func(t *testing.T) {
 		node := t.Name() + "-p"
-		ctl.fresh(node)
+		ctl.Fresh(node)
 		cfg, err := dsn.Parse("driver=rwpool-test-ctl;pool_size=1;check_interval=1h;primary='" + node + "'")
 		if err != nil {
 			t.Fatal(err)

@@ -190,10 +190,10 @@ func (cl *cluster) fault(t *testing.T, op, addr string) time.Duration {
 	out, retries, err := nodeOp(op, port)
 	took := time.Since(start)
 	if err != nil {
-		t.Fatalf("%s: cluster.sh %s %s: %v\n%s", cl.name, op, port, err, out)
+		t.Fatalf("%s: cluster.sh %s %s: %v\n%s", cl.Name, op, port, err, out)
 	}
 	if retries > 0 {
-		t.Logf("%s: %s %s: retried %d time(s): port briefly taken (self-connected client socket?)", cl.name, op, port, retries)
+		t.Logf("%s: %s %s: retried %d time(s): port briefly taken (self-connected client socket?)", cl.Name, op, port, retries)
 	}
 	r.mu.Lock()
 	switch op {
@@ -203,7 +203,7 @@ func (cl *cluster) fault(t *testing.T, op, addr string) time.Duration {
 		delete(r.hung, port)
 	}
 	r.mu.Unlock()
-	t.Logf("%s: %s %s (%s) took %s", cl.name, op, port, cl.nodeName(addr), took.Round(time.Millisecond))
+	t.Logf("%s: %s %s (%s) took %s", cl.Name, op, port, cl.nodeName(addr), took.Round(time.Millisecond))
 	return took
 }
 
@@ -211,17 +211,17 @@ func (cl *cluster) fault(t *testing.T, op, addr string) time.Duration {
 func (cl *cluster) waitSync(t *testing.T) {
 	t.Helper()
 	if out, err := clusterScript("wait-sync"); err != nil {
-		t.Fatalf("%s: cluster.sh wait-sync: %v\n%s", cl.name, err, out)
+		t.Fatalf("%s: cluster.sh wait-sync: %v\n%s", cl.Name, err, out)
 	}
 }
 
 // nodeName returns rwpool's default name for the node at addr: "primary",
 // "replica1", "replica2".
 func (cl *cluster) nodeName(addr string) string {
-	if addr == cl.primary {
+	if addr == cl.Primary {
 		return "primary"
 	}
-	for i, r := range cl.replicas {
+	for i, r := range cl.Replicas {
 		if r == addr {
 			return fmt.Sprintf("replica%d", i+1)
 		}
@@ -230,7 +230,7 @@ func (cl *cluster) nodeName(addr string) string {
 }
 
 // allAddrs returns the primary then the replicas.
-func (cl *cluster) allAddrs() []string { return append([]string{cl.primary}, cl.replicas...) }
+func (cl *cluster) allAddrs() []string { return append([]string{cl.Primary}, cl.Replicas...) }
 
 // ---------------------------------------------------------------------------
 // Load generator
@@ -568,7 +568,7 @@ func (s *sightings) lastSeen(key string) time.Time {
 func (cl *cluster) readFn(db *sql.DB, seen *sightings) func(ctx context.Context, worker int) error {
 	return func(ctx context.Context, _ int) error {
 		var port string
-		if err := db.QueryRowContext(ctx, cl.portQuery).Scan(&port); err != nil {
+		if err := db.QueryRowContext(ctx, cl.PortQuery).Scan(&port); err != nil {
 			return err
 		}
 		seen.saw(port)

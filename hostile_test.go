@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/rwpool/rwpool"
+	"github.com/rwpool/rwpool/internal/fakedriver"
 )
 
 // Hostile input: each case ends in a clear error or a correct answer, never
@@ -163,8 +164,8 @@ func TestCloseRacesWithInFlightStatements(t *testing.T) {
 			t.Fatal(err)
 		}
 		wg.Wait()
-		for i, n := range append([]*ctlNode{cc.primary}, cc.replicas...) {
-			waitFor(t, fmt.Sprintf("node %d: real connections closed", i), func() bool { return n.open.Load() == 0 })
+		for i, n := range append([]*fakedriver.Node{cc.primary}, cc.replicas...) {
+			waitFor(t, fmt.Sprintf("node %d: real connections closed", i), func() bool { return n.Open() == 0 })
 		}
 	}
 }

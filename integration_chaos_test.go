@@ -33,10 +33,10 @@ var chaosDuration = flag.Duration("rwpool.chaos", 60*time.Second,
 // and go-sql-driver/mysql; the fault tests cover pgx).
 func TestChaos(t *testing.T) {
 	for _, cl := range realClusters(t) {
-		if cl.name == "pgx" {
+		if cl.Name == "pgx" {
 			continue
 		}
-		t.Run(cl.name, func(t *testing.T) { runChaos(t, cl) })
+		t.Run(cl.Name, func(t *testing.T) { runChaos(t, cl) })
 	}
 }
 
@@ -97,7 +97,7 @@ func runChaos(t *testing.T, cl *cluster) {
 	mustExec(t, db, "CREATE TABLE chaos_w (writer INT NOT NULL, seq BIGINT NOT NULL, PRIMARY KEY (writer, seq))")
 	mustExec(t, db, "CREATE TABLE chaos_tx (tx BIGINT NOT NULL, part INT NOT NULL, PRIMARY KEY (tx, part))")
 	ph := func(i int) string {
-		if cl.driver == "mysql" {
+		if cl.Driver == "mysql" {
 			return "?"
 		}
 		return fmt.Sprintf("$%d", i)
@@ -110,7 +110,7 @@ func runChaos(t *testing.T, cl *cluster) {
 		t.Fatal(err)
 	}
 	defer prepIns.Close()
-	prepRead, err := db.Prepare(cl.portQuery + " WHERE 1 = " + ph(1))
+	prepRead, err := db.Prepare(cl.PortQuery + " WHERE 1 = " + ph(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +252,7 @@ func runChaos(t *testing.T, cl *cluster) {
 
 	// The summary table.
 	var b strings.Builder
-	fmt.Fprintf(&b, "chaos on %s: %s, %d goroutines\n", cl.name, chaosDuration.String(), chaosWorkers)
+	fmt.Fprintf(&b, "chaos on %s: %s, %d goroutines\n", cl.Name, chaosDuration.String(), chaosWorkers)
 	fmt.Fprintf(&b, "  %-12s %9s %9s\n", "load", "calls", "failed")
 	for k := range chaosKinds {
 		fmt.Fprintf(&b, "  %-12s %9d %9d\n", chaosKindNames[k], st.ops[k].Load(), st.fails[k].Load())
@@ -288,7 +288,7 @@ func runChaos(t *testing.T, cl *cluster) {
 		chaosReadBound, len(slowWindows), worst.Round(10*time.Microsecond)))
 	check(true, "no connection in use after the load stopped; goroutines checked by goleak at exit")
 	t.Log("\n" + b.String())
-	writeReport(t, "chaos-"+cl.name+".txt", b.String())
+	writeReport(t, "chaos-"+cl.Name+".txt", b.String())
 
 	if lostRows > 0 || len(st.refused) > 0 || partial > 0 || lostTx > 0 || len(st.lostSess) > 0 || len(slowWindows) > 0 {
 		t.Errorf("chaos invariants broken: refused %v; lost sessions %v; slow %v", first(st.refused, 3), first(st.lostSess, 3), slowWindows)
@@ -304,7 +304,7 @@ func chaosCall(ctx context.Context, db *sql.DB, cl *cluster, st *chaosState, kin
 	switch kind {
 	case 0: // autocommit read
 		var port string
-		err := db.QueryRowContext(ctx, cl.portQuery).Scan(&port)
+		err := db.QueryRowContext(ctx, cl.PortQuery).Scan(&port)
 		note(err, "read")
 		return err
 	case 1: // autocommit write

@@ -46,7 +46,7 @@ func (v *compatVariant) ctx() context.Context { return rwpool.WithPrimary(contex
 
 // ph returns the i-th placeholder of the cluster's dialect.
 func (v *compatVariant) ph(i int) string {
-	if v.cl.isPostgres() {
+	if v.cl.IsPostgres() {
 		return fmt.Sprintf("$%d", i)
 	}
 	return "?"
@@ -182,7 +182,7 @@ var compatCases = []compatCase{
 			return nil
 		})
 		var port string
-		perr := c.QueryRowContext(v.ctx(), v.cl.portQuery).Scan(&port)
+		perr := c.QueryRowContext(v.ctx(), v.cl.PortQuery).Scan(&port)
 		return fmt.Sprintf("%s %s; later statement: %s, on %s", typ, errText(err), errText(perr), nodeOfPort(v.cl, port))
 	}},
 	{name: "pgx CopyFrom through the real connection", only: isPgx, run: func(t *testing.T, v *compatVariant) string {
@@ -256,7 +256,7 @@ var compatCases = []compatCase{
 	}},
 	{name: "named arguments", run: func(t *testing.T, v *compatVariant) string {
 		q := "SELECT " + v.ph(1)
-		if v.cl.name == "pgx" {
+		if v.cl.Name == "pgx" {
 			q = "SELECT @x::int" // pgx rewrites named arguments
 		}
 		var n int
@@ -266,7 +266,7 @@ var compatCases = []compatCase{
 	{name: "driver.Valuer and sql.Scanner", run: func(t *testing.T, v *compatVariant) string {
 		var got upper
 		q := "SELECT " + v.ph(1)
-		if v.cl.isPostgres() {
+		if v.cl.IsPostgres() {
 			q += "::text"
 		}
 		err := v.db.QueryRowContext(v.ctx(), q, upper("abc")).Scan(&got)
@@ -275,7 +275,7 @@ var compatCases = []compatCase{
 	{name: "LastInsertId and RowsAffected", run: func(t *testing.T, v *compatVariant) string {
 		tb := v.table("ids")
 		mustExec(t, v.db, "DROP TABLE IF EXISTS "+tb)
-		if v.cl.isPostgres() {
+		if v.cl.IsPostgres() {
 			mustExec(t, v.db, "CREATE TABLE "+tb+" (id SERIAL PRIMARY KEY, v INT)")
 		} else {
 			mustExec(t, v.db, "CREATE TABLE "+tb+" (id INT AUTO_INCREMENT PRIMARY KEY, v INT)")
@@ -298,7 +298,7 @@ var compatCases = []compatCase{
 	}},
 	{name: "context cancelled mid-rows", run: func(t *testing.T, v *compatVariant) string {
 		q := "SELECT seq FROM seq_1_to_100000"
-		if v.cl.isPostgres() {
+		if v.cl.IsPostgres() {
 			q = "SELECT generate_series(1, 100000)"
 		}
 		ctx, cancel := context.WithCancel(v.ctx())
@@ -391,9 +391,9 @@ var compatCases = []compatCase{
 	}},
 }
 
-func isLibPQ(cl *cluster) bool { return cl.name == "postgres" }
-func isPgx(cl *cluster) bool   { return cl.name == "pgx" }
-func isMySQL(cl *cluster) bool { return cl.name == "mariadb" }
+func isLibPQ(cl *cluster) bool { return cl.Name == "postgres" }
+func isPgx(cl *cluster) bool   { return cl.Name == "pgx" }
+func isMySQL(cl *cluster) bool { return cl.Name == "mariadb" }
 
 // copyRows loads n rows into tb with lib/pq's COPY FROM STDIN on a
 // statement from prepare, as lib/pq documents it.
@@ -436,10 +436,10 @@ func countRows(v *compatVariant, tb string) string {
 // nodeOfPort names the node of cl listening on port, the same for both
 // variants.
 func nodeOfPort(cl *cluster, port string) string {
-	if port == portOf(cl.primary) {
+	if port == cl.PrimaryPort() {
 		return "primary"
 	}
-	if _, ok := cl.replicaPorts()[port]; ok {
+	if cl.IsReplicaPort(port) {
 		return "a replica"
 	}
 	return "port " + port
@@ -448,11 +448,12 @@ func nodeOfPort(cl *cluster, port string) string {
 func TestIntegrationCompatibility(t *testing.T) {
 	forEachCluster(t, func(t *testing.T, cl *cluster) {
 		// Several result sets need it on MySQL, for both variants alike.
-		mc := *cl
-		if cl.name == "mariadb" {
-			mc.nodeDSN = func(addr string) string { return cl.nodeDSN(addr) + "&multiStatements=true" }
+		b := *cl.Backend
+		if cl.Name == "mariadb" {
+			b.Params = "multiStatements=true"
 		}
-		bare, err := sql.Open(mc.driver, mc.nodeDSN(mc.primary))
+		mc := cluster{&b}
+		bare, err := sql.Open(mc.Driver, mc.NodeDSN(mc.Primary))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -49,13 +49,7 @@ func clusterOp(t *testing.T, args ...string) {
 // openWith opens rwpool over the primary and the given replicas only.
 func (cl *cluster) openWith(t *testing.T, extra string, replicas ...string) *sql.DB {
 	t.Helper()
-	var b strings.Builder
-	fmt.Fprintf(&b, "driver=%s;primary='%s';", cl.driver, cl.nodeDSN(cl.primary))
-	for _, r := range replicas {
-		fmt.Fprintf(&b, "replica='%s';", cl.nodeDSN(r))
-	}
-	b.WriteString(extra)
-	db, err := sql.Open("rwpool", b.String())
+	db, err := sql.Open("rwpool", cl.DSNOver(cl.Primary, replicas, extra))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +59,7 @@ func (cl *cluster) openWith(t *testing.T, extra string, replicas ...string) *sql
 
 // ph returns the cluster's n-th placeholder.
 func (cl *cluster) ph(n int) string {
-	if cl.isPostgres() {
+	if cl.IsPostgres() {
 		return fmt.Sprintf("$%d", n)
 	}
 	return "?"
@@ -97,9 +91,9 @@ func (cl *cluster) counterTable(t *testing.T, db *sql.DB, table string) {
 // the replica.
 func TestIntegrationReadYourWrites(t *testing.T) {
 	forEachCluster(t, func(t *testing.T, cl *cluster) {
-		delayed := cl.replicas[0]
+		delayed := cl.Replicas[0]
 		db := cl.openWith(t, "check_interval=200ms", delayed)
-		table := "ryw_" + cl.name
+		table := "ryw_" + cl.Name
 		cl.counterTable(t, db, table)
 		cl.delayReplica(t, delayed, replicaDelay)
 		update := fmt.Sprintf("UPDATE %s SET v = %s WHERE id = 1", table, cl.ph(1))
@@ -132,7 +126,7 @@ func TestIntegrationReadYourWrites(t *testing.T) {
 			}
 			served[r.Node+": "+r.Reason]++
 		}
-		t.Logf("%s: %d session write+read pairs in %s, reads served by %v", cl.name, iterations,
+		t.Logf("%s: %d session write+read pairs in %s, reads served by %v", cl.Name, iterations,
 			time.Since(start).Round(time.Millisecond), served)
 
 		// Without a session the same sequence reads the delayed replica.
@@ -158,7 +152,7 @@ func TestIntegrationReadYourWrites(t *testing.T) {
 		if stale == 0 {
 			t.Fatalf("none of %d reads outside a session was stale on a replica %ss behind: the test cannot tell sessions work", plain, replicaDelay)
 		}
-		t.Logf("%s: %d of %d reads outside a session were stale", cl.name, stale, plain)
+		t.Logf("%s: %d of %d reads outside a session were stale", cl.Name, stale, plain)
 
 		// Once the replica has the session's write, the session reads there.
 		ctx := rwpool.WithSession(context.Background())
@@ -181,9 +175,9 @@ func TestIntegrationReadYourWrites(t *testing.T) {
 // transaction of the session is seen by the session's next read.
 func TestIntegrationReadYourWritesInTransaction(t *testing.T) {
 	forEachCluster(t, func(t *testing.T, cl *cluster) {
-		delayed := cl.replicas[0]
+		delayed := cl.Replicas[0]
 		db := cl.openWith(t, "", delayed)
-		table := "rywtx_" + cl.name
+		table := "rywtx_" + cl.Name
 		cl.counterTable(t, db, table)
 		cl.delayReplica(t, delayed, replicaDelay)
 		for i := 1; i <= 20; i++ {
@@ -214,9 +208,9 @@ func TestIntegrationReadYourWritesInTransaction(t *testing.T) {
 // replica again; no position is read.
 func TestIntegrationReadYourWritesWindow(t *testing.T) {
 	forEachCluster(t, func(t *testing.T, cl *cluster) {
-		delayed := cl.replicas[0]
+		delayed := cl.Replicas[0]
 		db := cl.openWith(t, "read_your_writes=300ms", delayed)
-		table := "rywwin_" + cl.name
+		table := "rywwin_" + cl.Name
 		cl.counterTable(t, db, table)
 		cl.delayReplica(t, delayed, replicaDelay)
 		ctx := rwpool.WithSession(context.Background())
@@ -250,7 +244,7 @@ func TestIntegrationMaxLag(t *testing.T) {
 	forEachCluster(t, func(t *testing.T, cl *cluster) {
 		db := cl.open(t, "max_lag=1s;check_interval=200ms")
 		events := collectEvents(t, db)
-		table := "lag_" + cl.name
+		table := "lag_" + cl.Name
 		cl.counterTable(t, db, table)
 
 		ctx, stop := context.WithCancel(context.Background())
@@ -268,13 +262,13 @@ func TestIntegrationMaxLag(t *testing.T) {
 		eventually(t, 10*time.Second, "a lag measured for both replicas", func() bool {
 			return nodeStats(t, db, "replica1").LagKnown && nodeStats(t, db, "replica2").LagKnown
 		})
-		cl.delayReplica(t, cl.replicas[0], "3")
+		cl.delayReplica(t, cl.Replicas[0], "3")
 		took := eventually(t, 15*time.Second, "replica1 lagging", func() bool {
 			return nodeStats(t, db, "replica1").State == rwpool.Lagging
 		})
 		s1, s2 := nodeStats(t, db, "replica1"), nodeStats(t, db, "replica2")
 		t.Logf("%s: replica1 out of reads %s after the delay began, lag %s; replica2 lag %s",
-			cl.name, took.Round(time.Millisecond), s1.Lag.Round(time.Millisecond), s2.Lag.Round(time.Millisecond))
+			cl.Name, took.Round(time.Millisecond), s1.Lag.Round(time.Millisecond), s2.Lag.Round(time.Millisecond))
 		if s1.Available || s1.Lag <= time.Second {
 			t.Errorf("replica1 lagging but Available %v, Lag %s", s1.Available, s1.Lag)
 		}
@@ -292,11 +286,11 @@ func TestIntegrationMaxLag(t *testing.T) {
 			}
 		}
 
-		clusterOp(t, "delay-node", portOf(cl.replicas[0]), "0")
+		clusterOp(t, "delay-node", portOf(cl.Replicas[0]), "0")
 		took = eventually(t, 15*time.Second, "replica1 back in reads", func() bool {
 			return nodeStats(t, db, "replica1").State == rwpool.Available
 		})
-		t.Logf("%s: replica1 back %s after the delay ended", cl.name, took.Round(time.Millisecond))
+		t.Logf("%s: replica1 back %s after the delay ended", cl.Name, took.Round(time.Millisecond))
 		evs := events.forNode("replica1")
 		if len(evs) != 2 || evs[0].To != rwpool.Lagging || evs[1].From != rwpool.Lagging || evs[1].To != rwpool.Available ||
 			evs[0].Cause == nil || !strings.Contains(evs[0].Cause.Error(), "max_lag") {
@@ -315,14 +309,14 @@ func TestIntegrationRoleChecks(t *testing.T) {
 	forEachCluster(t, func(t *testing.T, cl *cluster) {
 		db := cl.open(t, "check_interval=200ms")
 		events := collectEvents(t, db)
-		table := "role_" + cl.name
+		table := "role_" + cl.Name
 		cl.counterTable(t, db, table)
 		eventually(t, 10*time.Second, "every node's role read", func() bool {
 			return nodeStats(t, db, "primary").Reports == "writable" &&
 				nodeStats(t, db, "replica1").Reports == "read-only" && nodeStats(t, db, "replica2").Reports == "read-only"
 		})
 
-		promoted := portOf(cl.replicas[1])
+		promoted := portOf(cl.Replicas[1])
 		t.Cleanup(func() {
 			if out, err := clusterScript("rejoin-node", promoted); err != nil {
 				t.Errorf("cleanup: rejoin-node %s: %v\n%s", promoted, err, out)
@@ -350,7 +344,7 @@ func TestIntegrationRoleChecks(t *testing.T) {
 		}
 
 		// Demote the primary: writes are refused by rwpool, not sent.
-		primary := portOf(cl.primary)
+		primary := portOf(cl.Primary)
 		t.Cleanup(func() {
 			if out, err := clusterScript("set-read-only", primary, "off"); err != nil {
 				t.Errorf("cleanup: set-read-only %s off: %v\n%s", primary, err, out)
@@ -366,7 +360,7 @@ func TestIntegrationRoleChecks(t *testing.T) {
 		if !errors.Is(err, rwpool.ErrReadOnly) || !errors.Is(err, rwpool.ErrUnavailable) {
 			t.Fatalf("write to a read-only primary: %v; want ErrReadOnly", err)
 		}
-		t.Logf("%s: write refused in %s: %v", cl.name, time.Since(start).Round(time.Microsecond), err)
+		t.Logf("%s: write refused in %s: %v", cl.Name, time.Since(start).Round(time.Microsecond), err)
 		if got := nodeStats(t, db, "primary").Served; got != served {
 			t.Errorf("the refused write reached the primary (served %d -> %d)", served, got)
 		}

@@ -125,7 +125,7 @@ func (a *ackedWrites) fn(db *sql.DB, table string) func(ctx context.Context, wor
 // missingOn returns the acknowledged ids that the server at addr lacks.
 func (a *ackedWrites) missingOn(t *testing.T, cl *cluster, addr, table string) []int64 {
 	t.Helper()
-	db, err := sql.Open(cl.driver, cl.nodeDSN(addr))
+	db, err := sql.Open(cl.Driver, cl.NodeDSN(addr))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,11 +174,11 @@ func firstSuccessAfter(r results, from time.Time) (time.Duration, bool) {
 // wait for it instead of failing.
 func TestIntegrationSwitchoverBehindEndpoint(t *testing.T) {
 	for _, cl := range realClusters(t) {
-		if cl.name != "mariadb" {
+		if cl.Name != "mariadb" {
 			continue
 		}
 		for _, wait := range []time.Duration{0, 5 * time.Second} {
-			t.Run(fmt.Sprintf("%s/failover_wait=%s", cl.name, wait), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s/failover_wait=%s", cl.Name, wait), func(t *testing.T) {
 				switchoverBehindEndpoint(t, cl, wait)
 			})
 		}
@@ -188,10 +188,10 @@ func TestIntegrationSwitchoverBehindEndpoint(t *testing.T) {
 func switchoverBehindEndpoint(t *testing.T, cl *cluster, wait time.Duration) {
 	const checkInterval = time.Second
 	const table = "rw_switchover"
-	primaryPort, newPrimary := portOf(cl.primary), cl.replicas[0]
+	primaryPort, newPrimary := portOf(cl.Primary), cl.Replicas[0]
 	// The bare driver on the primary: an rwpool *sql.DB would refuse
 	// writes for a while after the primary was read-only.
-	setup, err := sql.Open(cl.driver, cl.nodeDSN(cl.primary))
+	setup, err := sql.Open(cl.Driver, cl.NodeDSN(cl.Primary))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +200,7 @@ func switchoverBehindEndpoint(t *testing.T, cl *cluster, wait time.Duration) {
 	mustExec(t, setup, "CREATE TABLE "+table+" (id BIGINT PRIMARY KEY, w INT)")
 	cl.waitSync(t)
 
-	ep := newEndpoint(t, cl.primary)
+	ep := newEndpoint(t, cl.Primary)
 	t.Cleanup(func() {
 		// Back to the original topology, whatever happened.
 		for _, args := range [][]string{
@@ -215,9 +215,9 @@ func switchoverBehindEndpoint(t *testing.T, cl *cluster, wait time.Duration) {
 		mustExec(t, setup, "DROP TABLE IF EXISTS "+table)
 	})
 	var b []byte
-	b = fmt.Appendf(b, "driver=%s;primary='%s';", cl.driver, cl.nodeDSN(ep.addr()))
-	for _, r := range cl.replicas {
-		b = fmt.Appendf(b, "replica='%s';", cl.nodeDSN(r))
+	b = fmt.Appendf(b, "driver=%s;primary='%s';", cl.Driver, cl.NodeDSN(ep.addr()))
+	for _, r := range cl.Replicas {
+		b = fmt.Appendf(b, "replica='%s';", cl.NodeDSN(r))
 	}
 	b = fmt.Appendf(b, "check_interval=%s;failover_wait=%s", checkInterval, wait)
 	db, err := sql.Open("rwpool", string(b))

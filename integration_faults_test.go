@@ -39,7 +39,7 @@ const (
 func warmUp(t *testing.T, cl *cluster, seen *sightings) {
 	t.Helper()
 	eventually(t, 5*time.Second, "every replica answers reads before the fault", func() bool {
-		for _, r := range cl.replicas {
+		for _, r := range cl.Replicas {
 			if seen.lastSeen(portOf(r)).IsZero() {
 				return false
 			}
@@ -80,7 +80,7 @@ func fastWindow(t *testing.T, what string, res results, from, to time.Time) {
 func TestFaultKillReplica(t *testing.T) {
 	forEachCluster(t, func(t *testing.T, cl *cluster) {
 		db := cl.open(t, faultDSN)
-		r1 := cl.replicas[0]
+		r1 := cl.Replicas[0]
 		seen := newSightings()
 		avail := watchAvailability(t, db)
 		l := startLoad(t, db, 8, cl.readFn(db, seen))
@@ -107,11 +107,11 @@ func TestFaultKillReplica(t *testing.T) {
 
 		down, downOK := avail.firstChange("replica1", false, kill)
 		up, upOK := avail.firstChange("replica1", true, restart)
-		t.Logf("%s: whole run: %s", cl.name, res.summary(zero, zero))
-		t.Logf("%s: kill+1s..restart: %s", cl.name, res.summary(from, restart))
+		t.Logf("%s: whole run: %s", cl.Name, res.summary(zero, zero))
+		t.Logf("%s: kill+1s..restart: %s", cl.Name, res.summary(from, restart))
 		t.Logf("%s: replica1 marked unavailable %s after kill-node began; available again %s, first read served %s after start-node returned; availability: %s",
-			cl.name, sinceOrNever(down, downOK, kill), sinceOrNever(up, upOK, started), firstOrNever(seen, portOf(r1)), avail.describe("replica1", kill))
-		t.Logf("%s: stats at stop:\n%s", cl.name, res.stats)
+			cl.Name, sinceOrNever(down, downOK, kill), sinceOrNever(up, upOK, started), firstOrNever(seen, portOf(r1)), avail.describe("replica1", kill))
+		t.Logf("%s: stats at stop:\n%s", cl.Name, res.stats)
 	})
 }
 
@@ -121,7 +121,7 @@ func TestFaultKillReplica(t *testing.T) {
 func TestFaultKillBothReplicas(t *testing.T) {
 	forEachCluster(t, func(t *testing.T, cl *cluster) {
 		db := cl.open(t, faultDSN)
-		r1, r2 := cl.replicas[0], cl.replicas[1]
+		r1, r2 := cl.Replicas[0], cl.Replicas[1]
 		seen := newSightings()
 		avail := watchAvailability(t, db)
 		l := startLoad(t, db, 8, cl.readFn(db, seen))
@@ -132,7 +132,7 @@ func TestFaultKillBothReplicas(t *testing.T) {
 		cl.fault(t, "kill-node", r2)
 		killed := time.Now()
 		soak(3 * time.Second)
-		if seen.lastSeen(portOf(cl.primary)).Before(killed) {
+		if seen.lastSeen(portOf(cl.Primary)).Before(killed) {
 			t.Errorf("no read was answered by the primary while both replicas were down")
 		}
 		restart := time.Now()
@@ -157,8 +157,8 @@ func TestFaultKillBothReplicas(t *testing.T) {
 		}
 
 		fb := res.in(killed, restart)
-		t.Logf("%s: whole run: %s", cl.name, res.summary(zero, zero))
-		t.Logf("%s: both down (fallback to primary): %s", cl.name, res.summary(killed, restart))
+		t.Logf("%s: whole run: %s", cl.Name, res.summary(zero, zero))
+		t.Logf("%s: both down (fallback to primary): %s", cl.Name, res.summary(killed, restart))
 		for i, r := range []string{r1, r2} {
 			name := fmt.Sprintf("replica%d", i+1)
 			started := []time.Time{started1, started2}[i]
@@ -166,12 +166,12 @@ func TestFaultKillBothReplicas(t *testing.T) {
 			up, upOK := avail.firstChange(name, true, restart)
 			d, ok := seen.firstAfterArm(portOf(r))
 			t.Logf("%s: %s marked unavailable %s after the kills began; available again %s, first read served %s after its start-node returned",
-				cl.name, name, sinceOrNever(down, downOK, kill), sinceOrNever(up, upOK, started), durOrNever(d, ok))
+				cl.Name, name, sinceOrNever(down, downOK, kill), sinceOrNever(up, upOK, started), durOrNever(d, ok))
 		}
 		if ns, ok := findNode(res.stats, "primary"); ok {
-			t.Logf("%s: %d reads started while both replicas were down; primary Fallbacks %d", cl.name, len(fb), ns.Fallbacks)
+			t.Logf("%s: %d reads started while both replicas were down; primary Fallbacks %d", cl.Name, len(fb), ns.Fallbacks)
 		}
-		t.Logf("%s: stats at stop:\n%s", cl.name, res.stats)
+		t.Logf("%s: stats at stop:\n%s", cl.Name, res.stats)
 	})
 }
 
@@ -194,11 +194,11 @@ func TestFaultKillPrimary(t *testing.T) {
 		eventually(t, 5*time.Second, "writes succeed before the fault", func() bool { return !seen.lastSeen("write").IsZero() })
 
 		kill := time.Now()
-		cl.fault(t, "kill-node", cl.primary)
+		cl.fault(t, "kill-node", cl.Primary)
 		killed := time.Now()
 		soak(5 * time.Second)
 		restart := time.Now()
-		cl.fault(t, "start-node", cl.primary)
+		cl.fault(t, "start-node", cl.Primary)
 		started := seen.arm("write")
 		within(t, recoveryBound, "writes succeed again after start-node", func() bool {
 			_, ok := seen.firstAfterArm("write")
@@ -245,12 +245,12 @@ func TestFaultKillPrimary(t *testing.T) {
 		down, downOK := avail.firstChange("primary", false, kill)
 		up, upOK := avail.firstChange("primary", true, restart)
 		back, backOK := seen.firstAfterArm("write")
-		t.Logf("%s: reads, whole run: %s", cl.name, rres.summary(zero, zero))
-		t.Logf("%s: writes, kill..kill+3s: %s", cl.name, wres.summary(killed, from))
-		t.Logf("%s: writes, kill+3s..restart: %s", cl.name, wres.summary(from, restart))
+		t.Logf("%s: reads, whole run: %s", cl.Name, rres.summary(zero, zero))
+		t.Logf("%s: writes, kill..kill+3s: %s", cl.Name, wres.summary(killed, from))
+		t.Logf("%s: writes, kill+3s..restart: %s", cl.Name, wres.summary(from, restart))
 		t.Logf("%s: primary marked unavailable %s after kill-node began; available again %s, first write succeeded %s after start-node returned",
-			cl.name, sinceOrNever(down, downOK, kill), sinceOrNever(up, upOK, started), durOrNever(back, backOK))
-		t.Logf("%s: stats at stop:\n%s", cl.name, rres.stats)
+			cl.Name, sinceOrNever(down, downOK, kill), sinceOrNever(up, upOK, started), durOrNever(back, backOK))
+		t.Logf("%s: stats at stop:\n%s", cl.Name, rres.stats)
 	})
 }
 
@@ -262,7 +262,7 @@ func TestFaultKillPrimary(t *testing.T) {
 func TestFaultHangReplica(t *testing.T) {
 	forEachCluster(t, func(t *testing.T, cl *cluster) {
 		db := cl.open(t, faultDSN)
-		r1 := cl.replicas[0]
+		r1 := cl.Replicas[0]
 		seen := newSightings()
 		avail := watchAvailability(t, db)
 		l := startLoad(t, db, 8, cl.readFn(db, seen)) // faultReadTimeout = 2s per read
@@ -309,12 +309,12 @@ func TestFaultHangReplica(t *testing.T) {
 		down, downOK := avail.firstChange("replica1", false, hang)
 		up, upOK := avail.firstChange("replica1", true, resume)
 		served, servedOK := seen.firstAfterArm(portOf(r1))
-		t.Logf("%s: whole run: %s", cl.name, res.summary(zero, zero))
-		t.Logf("%s: hang..hang+4s: %s", cl.name, res.summary(hung, from))
-		t.Logf("%s: hang+4s..resume: %s", cl.name, res.summary(from, resume))
+		t.Logf("%s: whole run: %s", cl.Name, res.summary(zero, zero))
+		t.Logf("%s: hang..hang+4s: %s", cl.Name, res.summary(hung, from))
+		t.Logf("%s: hang+4s..resume: %s", cl.Name, res.summary(from, resume))
 		t.Logf("%s: replica1 marked unavailable %s after hang-node began; available again %s, first read served %s after resume-node returned; longest call in flight while hung %s",
-			cl.name, sinceOrNever(down, downOK, hang), sinceOrNever(up, upOK, resumed), durOrNever(served, servedOK), oldest.Round(time.Millisecond))
-		t.Logf("%s: stats at stop:\n%s", cl.name, res.stats)
+			cl.Name, sinceOrNever(down, downOK, hang), sinceOrNever(up, upOK, resumed), durOrNever(served, servedOK), oldest.Round(time.Millisecond))
+		t.Logf("%s: stats at stop:\n%s", cl.Name, res.stats)
 	})
 }
 
@@ -328,7 +328,7 @@ func TestFaultFlappingReplica(t *testing.T) {
 	forEachCluster(t, func(t *testing.T, cl *cluster) {
 		leak := goleak.IgnoreCurrent()
 		db := cl.open(t, faultDSN)
-		r1 := cl.replicas[0]
+		r1 := cl.Replicas[0]
 		events := collectEvents(t, db)
 		seen := newSightings()
 		avail := watchAvailability(t, db)
@@ -398,14 +398,14 @@ func TestFaultFlappingReplica(t *testing.T) {
 		}
 
 		t.Logf("%s: %d kill/start cycles in %s; %d trips, %d events; first read served by replica1 %s after the flapping ended",
-			cl.name, cycles, time.Since(begin).Round(time.Millisecond), trips, len(evs), firstOrNever(seen, portOf(r1)))
-		t.Logf("%s: whole run: %s", cl.name, res.summary(zero, zero))
-		t.Logf("%s: replica1 events: %s", cl.name, eventsString(evs, begin))
-		t.Logf("%s: replica1 availability (sampled): %s", cl.name, avail.describe("replica1", begin))
+			cl.Name, cycles, time.Since(begin).Round(time.Millisecond), trips, len(evs), firstOrNever(seen, portOf(r1)))
+		t.Logf("%s: whole run: %s", cl.Name, res.summary(zero, zero))
+		t.Logf("%s: replica1 events: %s", cl.Name, eventsString(evs, begin))
+		t.Logf("%s: replica1 availability (sampled): %s", cl.Name, avail.describe("replica1", begin))
 		if ns, ok := findNode(final, "replica1"); ok {
-			t.Logf("%s: replica1 Replays %d", cl.name, ns.Replays)
+			t.Logf("%s: replica1 Replays %d", cl.Name, ns.Replays)
 		}
-		t.Logf("%s: stats before Close:\n%s", cl.name, final)
+		t.Logf("%s: stats before Close:\n%s", cl.Name, final)
 	})
 }
 
@@ -431,7 +431,7 @@ func TestFaultNodeDiesUnderTransaction(t *testing.T) {
 		if _, err := tx.ExecContext(ctx, "INSERT INTO "+table+" (id) VALUES (1)"); err != nil {
 			t.Fatal(err)
 		}
-		cl.fault(t, "kill-node", cl.primary)
+		cl.fault(t, "kill-node", cl.Primary)
 		stmtStart := time.Now()
 		_, stmtErr := tx.ExecContext(ctx, "INSERT INTO "+table+" (id) VALUES (2)")
 		stmtTook := time.Since(stmtStart)
@@ -443,10 +443,10 @@ func TestFaultNodeDiesUnderTransaction(t *testing.T) {
 		if commitErr == nil {
 			t.Errorf("Commit of a transaction whose node was killed reported success")
 		}
-		t.Logf("%s: statement after the kill failed in %s: %v", cl.name, stmtTook.Round(time.Microsecond), stmtErr)
-		t.Logf("%s: Commit: %v", cl.name, commitErr)
+		t.Logf("%s: statement after the kill failed in %s: %v", cl.Name, stmtTook.Round(time.Microsecond), stmtErr)
+		t.Logf("%s: Commit: %v", cl.Name, commitErr)
 
-		cl.fault(t, "start-node", cl.primary)
+		cl.fault(t, "start-node", cl.Primary)
 		var n int
 		back := eventually(t, 10*time.Second, "the primary answers again after start-node", func() bool {
 			qctx, qcancel := context.WithTimeout(rwpool.WithPrimary(context.Background()), time.Second)
@@ -460,7 +460,7 @@ func TestFaultNodeDiesUnderTransaction(t *testing.T) {
 			t.Errorf("primary Replays went from %d to %d during the transaction: one of its statements was replayed", before, after)
 		}
 		s, _ := rwpool.Stats(db)
-		t.Logf("%s: primary answered again %s after start-node returned; %d rows; stats:\n%s", cl.name, back.Round(time.Millisecond), n, s)
+		t.Logf("%s: primary answered again %s after start-node returned; %d rows; stats:\n%s", cl.Name, back.Round(time.Millisecond), n, s)
 	})
 }
 

@@ -45,7 +45,7 @@ func TestIntegrationReconnects(t *testing.T) {
 		setup := cl.open(t, "")
 		tb := "rw_reconnect"
 		mustExec(t, setup, "DROP TABLE IF EXISTS "+tb)
-		if cl.isPostgres() {
+		if cl.IsPostgres() {
 			mustExec(t, setup, "CREATE TABLE "+tb+" (id SERIAL PRIMARY KEY, v INT)")
 		} else {
 			mustExec(t, setup, "CREATE TABLE "+tb+" (id INT AUTO_INCREMENT PRIMARY KEY, v INT)")
@@ -53,12 +53,12 @@ func TestIntegrationReconnects(t *testing.T) {
 		lastID := "SELECT LAST_INSERT_ID()"
 		set, show := "SET @rw_mark = 'dirty'", "SELECT COALESCE(@rw_mark, 'clean')"
 		reset := "SET @rw_mark = NULL"
-		if cl.isPostgres() {
+		if cl.IsPostgres() {
 			lastID = "SELECT currval(pg_get_serial_sequence('" + tb + "', 'id'))"
 			set, show = "SET application_name = 'dirty'", "SELECT CASE WHEN current_setting('application_name') = 'dirty' THEN 'dirty' ELSE 'clean' END"
 			reset = "DISCARD ALL"
 		}
-		if cl.name == "pgx" {
+		if cl.Name == "pgx" {
 			// DISCARD ALL also drops the statements pgx caches per
 			// connection: everything else it does, and no DEALLOCATE.
 			reset = "RESET ALL; DISCARD TEMP; DISCARD SEQUENCES; CLOSE ALL; UNLISTEN *; SELECT pg_advisory_unlock_all()"
@@ -82,7 +82,7 @@ func TestIntegrationReconnects(t *testing.T) {
 				c.Close()
 			}
 			got := countConns(t, db).minus(before)
-			t.Logf("%s: %d leases reading the id of their write: %d dials, %d closed for their session", cl.name, leases, got.dials, got.closedSession)
+			t.Logf("%s: %d leases reading the id of their write: %d dials, %d closed for their session", cl.Name, leases, got.dials, got.closedSession)
 			if got.closedSession != 0 {
 				t.Errorf("%d connections closed for their session state, want 0: reading it changes nothing", got.closedSession)
 			}
@@ -123,7 +123,7 @@ func TestIntegrationReconnects(t *testing.T) {
 				}
 				got := countConns(t, db).minus(before)
 				t.Logf("%s: %d leases with a SET (reset_query %q): %d dials, %d closed for their session, %d reset",
-					cl.name, leases, resetQuery, got.dials, got.closedSession, got.resets)
+					cl.Name, leases, resetQuery, got.dials, got.closedSession, got.resets)
 				if resetQuery == "" && got.closedSession != leases {
 					t.Errorf("closed %d connections for their session, want %d", got.closedSession, leases)
 				}

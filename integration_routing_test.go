@@ -24,10 +24,9 @@ import (
 func TestIntegrationReadsOnReplicasWritesOnPrimary(t *testing.T) {
 	forEachCluster(t, func(t *testing.T, cl *cluster) {
 		db := cl.open(t, "")
-		replicas := cl.replicaPorts()
 		for range 50 {
-			if p := cl.port(t, db); !isReplica(replicas, p) {
-				t.Fatalf("read answered by port %s, want a replica %v", p, cl.replicas)
+			if p := cl.ServerPort(t, db); !cl.IsReplicaPort(p) {
+				t.Fatalf("read answered by port %s, want a replica %v", p, cl.Replicas)
 			}
 		}
 		mustExec(t, db, "DROP TABLE IF EXISTS rw_basic")
@@ -41,8 +40,8 @@ func TestIntegrationReadsOnReplicasWritesOnPrimary(t *testing.T) {
 		if err := db.QueryRowContext(rwpool.WithPrimary(context.Background()), "SELECT count(*) FROM rw_basic WHERE v = 'y'").Scan(&n); err != nil || n != 10 {
 			t.Fatalf("count on primary = %d, %v; want 10", n, err)
 		}
-		if p := cl.port(t, primaryQ{db}); p != portOf(cl.primary) {
-			t.Fatalf("WithPrimary read answered by %s, want primary %s", p, cl.primary)
+		if p := cl.ServerPort(t, primaryQ{db}); p != portOf(cl.Primary) {
+			t.Fatalf("WithPrimary read answered by %s, want primary %s", p, cl.Primary)
 		}
 		s, err := rwpool.Stats(db)
 		if err != nil {
@@ -71,7 +70,7 @@ func TestIntegrationTransactionsOnPrimary(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p := cl.port(t, tx); p != portOf(cl.primary) {
+		if p := cl.ServerPort(t, tx); p != portOf(cl.Primary) {
 			t.Fatalf("read in a transaction answered by %s, want primary", p)
 		}
 		if _, err := tx.Exec("INSERT INTO rw_tx VALUES (1)"); err != nil {
@@ -103,15 +102,14 @@ func TestIntegrationTransactionsOnPrimary(t *testing.T) {
 
 func TestIntegrationWeightedSpread(t *testing.T) {
 	forEachCluster(t, func(t *testing.T, cl *cluster) {
-		if len(cl.replicas) < 2 {
+		if len(cl.Replicas) < 2 {
 			t.Fatal("the test cluster needs two replicas")
 		}
 		db := cl.open(t, "", 3, 1)
 		const reads = 4000
-		replicas := cl.replicaPorts()
-		counts := make([]int, len(cl.replicas))
+		counts := make([]int, len(cl.Replicas))
 		for range reads {
-			i, ok := replicas[cl.port(t, db)]
+			i, ok := cl.ReplicaIndex(cl.ServerPort(t, db))
 			if !ok {
 				t.Fatal("read answered by a node that is not a replica")
 			}
@@ -129,7 +127,7 @@ func TestIntegrationDriverValues(t *testing.T) {
 	forEachCluster(t, func(t *testing.T, cl *cluster) {
 		db := cl.open(t, "")
 		ctx := rwpool.WithPrimary(context.Background())
-		switch cl.name {
+		switch cl.Name {
 		case "postgres":
 			mustExec(t, db, "DROP TABLE IF EXISTS rw_vals")
 			mustExec(t, db, "CREATE TABLE rw_vals (id INT PRIMARY KEY, a BIGINT[], j JSONB)")
@@ -188,9 +186,4 @@ func mustExec(t *testing.T, db *sql.DB, q string, args ...any) sql.Result {
 		t.Fatalf("%s: %v", q, err)
 	}
 	return res
-}
-
-func isReplica(ports map[string]int, port string) bool {
-	_, ok := ports[port]
-	return ok
 }

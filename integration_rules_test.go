@@ -20,7 +20,7 @@ func TestIntegrationRoutingRules(t *testing.T) {
 		// {P} stands for the dialect's port expression.
 		var toPrimary, toReplica []string
 		switch {
-		case cl.isPostgres():
+		case cl.IsPostgres():
 			mustExec(t, db, "DROP SEQUENCE IF EXISTS rw_seq")
 			mustExec(t, db, "CREATE SEQUENCE rw_seq")
 			toPrimary = []string{
@@ -55,7 +55,7 @@ func TestIntegrationRoutingRules(t *testing.T) {
 				"/*rwpool:replica*/ SELECT {P}",
 				"SELECT {P} WHERE 1 = 1; -- trailing comment",
 			}
-		case cl.name == "mariadb":
+		case cl.Name == "mariadb":
 			toPrimary = []string{
 				"SELECT {P} FROM rw_one FOR UPDATE",
 				"SELECT {P} FROM rw_one LOCK IN SHARE MODE",
@@ -84,8 +84,7 @@ func TestIntegrationRoutingRules(t *testing.T) {
 				"SELECT {P}, ROW_COUNT()",
 			}
 		}
-		portExpr := strings.TrimPrefix(cl.portQuery, "SELECT ")
-		replicas := cl.replicaPorts()
+		portExpr := strings.TrimPrefix(cl.PortQuery, "SELECT ")
 		ctx := context.Background()
 		run := func(q string) string {
 			q = strings.ReplaceAll(q, "{P}", portExpr)
@@ -115,13 +114,13 @@ func TestIntegrationRoutingRules(t *testing.T) {
 			return port
 		}
 		for _, q := range toPrimary {
-			if p := run(q); p != portOf(cl.primary) {
-				t.Errorf("%q ran on port %s, want the primary %s", q, p, cl.primary)
+			if p := run(q); p != portOf(cl.Primary) {
+				t.Errorf("%q ran on port %s, want the primary %s", q, p, cl.Primary)
 			}
 		}
 		for _, q := range toReplica {
-			if p := run(q); !isReplica(replicas, p) {
-				t.Errorf("%q ran on port %s, want a replica %v", q, p, cl.replicas)
+			if p := run(q); !cl.IsReplicaPort(p) {
+				t.Errorf("%q ran on port %s, want a replica %v", q, p, cl.Replicas)
 			}
 		}
 	})
@@ -137,7 +136,7 @@ func TestIntegrationWritesNeverReachReplicas(t *testing.T) {
 		mustExec(t, db, "CREATE TABLE rw_w (id INT PRIMARY KEY)")
 		var stmts []string
 		switch {
-		case cl.isPostgres():
+		case cl.IsPostgres():
 			stmts = []string{
 				"SELECT 1 AS id INTO rw_into",
 				"WITH i AS (INSERT INTO rw_w VALUES (1) RETURNING id) SELECT id FROM i",
@@ -145,7 +144,7 @@ func TestIntegrationWritesNeverReachReplicas(t *testing.T) {
 				"EXPLAIN ANALYZE INSERT INTO rw_w VALUES (3)",
 				"/* INSERT */ DELETE FROM rw_w WHERE id = 3",
 			}
-		case cl.name == "mariadb":
+		case cl.Name == "mariadb":
 			stmts = []string{
 				"CREATE TABLE rw_into AS SELECT 1 AS id",
 				"INSERT INTO rw_w VALUES (1)",

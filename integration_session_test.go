@@ -17,7 +17,7 @@ func TestIntegrationSessionPinning(t *testing.T) {
 		db := cl.open(t, "")
 		ctx := context.Background()
 		mustExec(t, db, "DROP TABLE IF EXISTS rw_sess")
-		if cl.isPostgres() {
+		if cl.IsPostgres() {
 			mustExec(t, db, "CREATE TABLE rw_sess (id SERIAL PRIMARY KEY, v TEXT)")
 		} else {
 			mustExec(t, db, "CREATE TABLE rw_sess (id INT AUTO_INCREMENT PRIMARY KEY, v TEXT)")
@@ -29,20 +29,20 @@ func TestIntegrationSessionPinning(t *testing.T) {
 		defer c.Close()
 
 		// Before any write, reads on the *sql.Conn go to replicas.
-		if p := cl.port(t, connQ{c}); !isReplica(cl.replicaPorts(), p) {
+		if p := cl.ServerPort(t, connQ{c}); !cl.IsReplicaPort(p) {
 			t.Fatalf("first read on a fresh conn answered by %s, want a replica", p)
 		}
 		// A write, then the session-bound function that reads its id.
 		var want, got int64
 		switch {
-		case cl.isPostgres():
+		case cl.IsPostgres():
 			if err := c.QueryRowContext(ctx, "INSERT INTO rw_sess (v) VALUES ('a') RETURNING id").Scan(&want); err != nil {
 				t.Fatal(err)
 			}
 			if err := c.QueryRowContext(ctx, "SELECT currval(pg_get_serial_sequence('rw_sess', 'id'))").Scan(&got); err != nil {
 				t.Fatalf("currval after INSERT on the same *sql.Conn: %v", err)
 			}
-		case cl.name == "mariadb":
+		case cl.Name == "mariadb":
 			res, err := c.ExecContext(ctx, "INSERT INTO rw_sess (v) VALUES ('a')")
 			if err != nil {
 				t.Fatal(err)
@@ -57,7 +57,7 @@ func TestIntegrationSessionPinning(t *testing.T) {
 		}
 		// After the write every statement of the lease, reads included,
 		// runs on the primary connection: it reads its own write at once.
-		if p := cl.port(t, connQ{c}); p != portOf(cl.primary) {
+		if p := cl.ServerPort(t, connQ{c}); p != portOf(cl.Primary) {
 			t.Fatalf("read after a write on the same conn answered by %s, want primary", p)
 		}
 		var n int
@@ -77,10 +77,10 @@ func TestIntegrationSessionStateAndTempTables(t *testing.T) {
 		}
 		var set, show, mkTemp string
 		switch {
-		case cl.isPostgres():
+		case cl.IsPostgres():
 			set, show = "SET application_name = 'rwpool_sess'", "SHOW application_name"
 			mkTemp = "CREATE TEMP TABLE rw_tmp (v INT)"
-		case cl.name == "mariadb":
+		case cl.Name == "mariadb":
 			set, show = "SET @@session.sql_mode = 'ANSI_QUOTES'", "SELECT @@session.sql_mode"
 			mkTemp = "CREATE TEMPORARY TABLE rw_tmp (v INT)"
 		}
@@ -135,12 +135,12 @@ func TestIntegrationReadOnlyTransactionOnReplica(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer tx.Rollback()
-		first := cl.port(t, tx)
-		if !isReplica(cl.replicaPorts(), first) {
+		first := cl.ServerPort(t, tx)
+		if !cl.IsReplicaPort(first) {
 			t.Fatalf("read-only transaction answered by %s, want a replica", first)
 		}
 		for range 10 {
-			if p := cl.port(t, tx); p != first {
+			if p := cl.ServerPort(t, tx); p != first {
 				t.Fatalf("read-only transaction moved from %s to %s", first, p)
 			}
 		}
@@ -154,7 +154,7 @@ func TestIntegrationReadOnlyTransactionOnReplica(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer tx.Rollback()
-		if p := cl.port(t, tx); p != portOf(cl.primary) {
+		if p := cl.ServerPort(t, tx); p != portOf(cl.Primary) {
 			t.Fatalf("readonly_tx=primary: answered by %s, want primary", p)
 		}
 	})
@@ -177,7 +177,7 @@ func TestIntegrationPreparedStatements(t *testing.T) {
 		mustExec(t, db, "DROP TABLE IF EXISTS rw_prep")
 		mustExec(t, db, "CREATE TABLE rw_prep (id INT PRIMARY KEY, v INT)")
 		ph := "?"
-		if cl.isPostgres() {
+		if cl.IsPostgres() {
 			ph = "$1"
 		}
 		ins, err := db.Prepare("INSERT INTO rw_prep (id, v) VALUES (" + ph + ", 1)")
@@ -190,18 +190,17 @@ func TestIntegrationPreparedStatements(t *testing.T) {
 				t.Fatalf("prepared insert %d: %v", i, err)
 			}
 		}
-		sel, err := db.Prepare(cl.portQuery + " WHERE 1 = " + ph)
+		sel, err := db.Prepare(cl.PortQuery + " WHERE 1 = " + ph)
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer sel.Close()
-		replicas := cl.replicaPorts()
 		for range 20 {
 			var port string
 			if err := sel.QueryRow(1).Scan(&port); err != nil {
 				t.Fatal(err)
 			}
-			if !isReplica(replicas, port) {
+			if !cl.IsReplicaPort(port) {
 				t.Fatalf("prepared read answered by %s, want a replica", port)
 			}
 		}

@@ -1,28 +1,23 @@
 package rwpool
 
 import (
-	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"testing"
 	"time"
 
 	"github.com/rwpool/rwpool/dsn"
+	"github.com/rwpool/rwpool/internal/fakedriver"
 	"github.com/rwpool/rwpool/internal/replication"
 )
 
-// nopDriver connects to nothing: these tests drive the health state by
-// hand and never run a statement.
-type nopDriver struct{}
-
-func (nopDriver) Open(string) (driver.Conn, error) { return nil, errors.New("nop: no connections") }
-
-func init() { sql.Register("rwpool-internal-nop", nopDriver{}) }
+// These tests drive the health state by hand and never run a statement:
+// the fake driver's nodes are never dialled.
+func init() { fakedriver.Register("rwpool-internal-fake", fakedriver.Options{}) }
 
 func newTestConnector(t *testing.T, maxLag time.Duration) (*Connector, *[]Event) {
 	t.Helper()
 	cfg := dsn.NewConfig()
-	cfg.Driver = "rwpool-internal-nop"
+	cfg.Driver = "rwpool-internal-fake"
 	cfg.Primary = dsn.Node{Name: "primary", DSN: "p", Weight: 1, Role: dsn.RolePrimary}
 	cfg.Replicas = []dsn.Node{{Name: "replica1", DSN: "r", Weight: 1, Role: dsn.RoleReplica}}
 	cfg.CheckInterval = time.Hour // no probe runs: the test is the checker

@@ -22,9 +22,8 @@ func TestPinnedRowsRecordTheirErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := cc.stats(t, "primary")
-	dials := cc.primary.dials.Load()
-	lost := error(io.ErrUnexpectedEOF)
-	cc.primary.rowsErr.Store(&lost)
+	dials := cc.primary.Dials()
+	cc.primary.SetRowsErr(io.ErrUnexpectedEOF)
 
 	rows, err := c.QueryContext(ctx, "SELECT node")
 	if err != nil {
@@ -36,12 +35,12 @@ func TestPinnedRowsRecordTheirErrors(t *testing.T) {
 		t.Fatalf("rows.Err() = %v, want the connection error", err)
 	}
 	rows.Close()
-	cc.primary.rowsErr.Store(nil)
+	cc.primary.SetRowsErr(nil)
 
 	if got := cc.stats(t, "primary").Errors - before.Errors; got != 1 {
 		t.Errorf("primary errors grew by %d, want 1", got)
 	}
-	waitFor(t, "a confirming probe of the primary", func() bool { return cc.primary.dials.Load() > dials })
+	waitFor(t, "a confirming probe of the primary", func() bool { return cc.primary.Dials() > dials })
 	if s := cc.stats(t, "primary"); !s.Available {
 		t.Errorf("the probe succeeded, yet the primary is %v", s.State)
 	}

@@ -26,13 +26,10 @@ func TestLegacyDriverWithoutOptionalInterfaces(t *testing.T) {
 	if _, err := db.Exec("INSERT INTO t VALUES (?)", myInt(5)); err != nil {
 		t.Fatal(err)
 	}
-	if got := legacy.statements("legacy-p"); len(got) != 1 || got[0] != "INSERT INTO t VALUES (?)" {
+	if got := legacy.Node("legacy-p").Statements(); len(got) != 1 || got[0] != "INSERT INTO t VALUES (?)" {
 		t.Fatalf("primary ran %q", got)
 	}
-	legacy.mu.Lock()
-	arg := legacy.args["legacy-p"][0]
-	legacy.mu.Unlock()
-	if arg != int64(5) {
+	if arg := legacy.Node("legacy-p").Args()[0]; arg != int64(5) {
 		t.Fatalf("argument reached the driver as %#v, want int64(5) from the default converter", arg)
 	}
 
@@ -115,7 +112,9 @@ func TestBadDSNErrorsNameTheProblem(t *testing.T) {
 // error naming the node, never its DSN, and database/sql gets no
 // driver.ErrBadConn (nothing it could retry would help).
 func TestDialErrorNamesNodeNotDSN(t *testing.T) {
-	db, err := sql.Open("rwpool", "driver=rwpool-test-legacy;primary='fail password=S3ntinelPW'")
+	const node = "fail password=S3ntinelPW"
+	legacy.Node(node).SetDown(true)
+	db, err := sql.Open("rwpool", "driver=rwpool-test-legacy;primary='"+node+"'")
 	if err != nil {
 		t.Fatal(err)
 	}

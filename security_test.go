@@ -49,8 +49,8 @@ func TestPasswordNeverLeaks(t *testing.T) {
 	}
 	// Dial failures, statement failures, trips, unavailable errors,
 	// fallbacks and recovery.
-	cc.replicas[0].down.Store(true)
-	cc.primary.down.Store(true)
+	cc.replicas[0].SetDown(true)
+	cc.primary.SetDown(true)
 	for range 50 {
 		if _, err := cc.db.Exec("INSERT INTO t VALUES (1)"); err != nil {
 			check("write error", err.Error())
@@ -66,8 +66,8 @@ func TestPasswordNeverLeaks(t *testing.T) {
 	waitFor(t, "nodes tripped", func() bool {
 		return cc.stats(t, "primary").State == rwpool.Unavailable && cc.stats(t, "replica1").State == rwpool.Unavailable
 	})
-	cc.replicas[0].down.Store(false)
-	cc.primary.down.Store(false)
+	cc.replicas[0].SetDown(false)
+	cc.primary.SetDown(false)
 	waitFor(t, "nodes recovered", func() bool {
 		return cc.stats(t, "primary").State == rwpool.Available && cc.stats(t, "replica1").State == rwpool.Available
 	})
@@ -96,7 +96,7 @@ func TestPasswordNeverLeaks(t *testing.T) {
 func TestNodeDSNPassesThroughUntouched(t *testing.T) {
 	primary := t.Name() + " host=db1 sslmode=verify-full sslrootcert=/etc/ssl/ca.pem password='p a;s\\'s' application_name=x"
 	replica := t.Name() + "-r user:pw@tcp(db2:3306)/shop?tls=custom&parseTime=true&loc=UTC"
-	p, r := ctl.fresh(primary), ctl.fresh(replica)
+	p, r := ctl.Fresh(primary), ctl.Fresh(replica)
 	quote := func(s string) string { return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'" }
 	db, err := sql.Open("rwpool", "driver=rwpool-test-ctl;primary="+quote(primary)+";replica="+quote(replica))
 	if err != nil {
@@ -111,8 +111,8 @@ func TestNodeDSNPassesThroughUntouched(t *testing.T) {
 		t.Fatal(err)
 	}
 	// ctl keys its nodes by the exact DSN it was opened with.
-	if p.served.Load() == 0 || r.served.Load() == 0 || node != replica {
+	if p.Served() == 0 || r.Served() == 0 || node != replica {
 		t.Fatalf("the driver did not receive the node DSNs verbatim (primary served %d, replica served %d, read answered by %q)",
-			p.served.Load(), r.served.Load(), node)
+			p.Served(), r.Served(), node)
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/rwpool/rwpool/internal/testcluster"
 )
 
 // cluster is a running scripts/cluster.sh cluster, as its env file
@@ -22,35 +23,11 @@ type cluster struct {
 	dir    string // RWPOOL_CLUSTER_DIR
 }
 
-// benchDriver is one engine of the cluster, reached through one driver.
+// benchDriver is one engine of the cluster, reached through one driver:
+// lib/pq for PostgreSQL, go-sql-driver/mysql for MariaDB.
 type benchDriver struct {
-	name     string // database/sql driver name: postgres or mysql
-	label    string // for the report
-	primary  string // host:port
-	replicas []string
-	nodeDSN  func(addr string) string
-}
-
-// parseEnvFile reads the `export K=V` lines of a cluster.sh env file.
-func parseEnvFile(text string) map[string]string {
-	env := map[string]string{}
-	sc := bufio.NewScanner(strings.NewReader(text))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		line, ok := strings.CutPrefix(line, "export ")
-		if !ok {
-			continue
-		}
-		k, v, ok := strings.Cut(strings.TrimSpace(line), "=")
-		if !ok || k == "" {
-			continue
-		}
-		if len(v) >= 2 && (v[0] == '\'' || v[0] == '"') && v[len(v)-1] == v[0] {
-			v = v[1 : len(v)-1]
-		}
-		env[k] = v
-	}
-	return env
+	*testcluster.Backend
+	label string // for the report
 }
 
 // loadCluster reads the env file of a running cluster.
@@ -59,7 +36,7 @@ func loadCluster(file string) (*cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--env: %w", err)
 	}
-	env := parseEnvFile(string(b))
+	env := testcluster.ParseEnvFile(string(b))
 	for _, k := range []string{"RWPOOL_CLUSTER_SCRIPT", "RWPOOL_CLUSTER_DIR", "RWPOOL_PG_PRIMARY", "RWPOOL_PG_REPLICAS",
 		"RWPOOL_MY_PRIMARY", "RWPOOL_MY_REPLICAS", "RWPOOL_DB_USER", "RWPOOL_DB_NAME"} {
 		if env[k] == "" {
@@ -178,33 +155,12 @@ func (c *cluster) waitHealthy(ctx context.Context) error {
 	return err
 }
 
-func splitList(s string) []string {
-	if s == "" {
-		return nil
-	}
-	return strings.Split(s, ",")
-}
-
 // driver describes one engine of the cluster: "postgres" (lib/pq) or
 // "mysql" (go-sql-driver/mysql, MariaDB).
 func (c *cluster) driver(name string) benchDriver {
-	user, pw, db := c.env["RWPOOL_DB_USER"], c.env["RWPOOL_DB_PASSWORD"], c.env["RWPOOL_DB_NAME"]
+	env, _ := testcluster.Read(func(k string) string { return c.env[k] })
 	if name == "postgres" {
-		return benchDriver{
-			name: "postgres", label: "lib/pq → PostgreSQL",
-			primary: c.env["RWPOOL_PG_PRIMARY"], replicas: splitList(c.env["RWPOOL_PG_REPLICAS"]),
-			nodeDSN: func(addr string) string {
-				host, port, _ := net.SplitHostPort(addr)
-				return fmt.Sprintf("host=%s port=%s user=%s password=%s dbname=%s sslmode=disable connect_timeout=5",
-					host, port, user, pw, db)
-			},
-		}
+		return benchDriver{env.Backend(testcluster.Postgres), "lib/pq → PostgreSQL"}
 	}
-	return benchDriver{
-		name: "mysql", label: "go-sql-driver/mysql → MariaDB",
-		primary: c.env["RWPOOL_MY_PRIMARY"], replicas: splitList(c.env["RWPOOL_MY_REPLICAS"]),
-		nodeDSN: func(addr string) string {
-			return fmt.Sprintf("%s:%s@tcp(%s)/%s?timeout=5s", user, pw, addr, db)
-		},
-	}
+	return benchDriver{env.Backend(testcluster.MariaDB), "go-sql-driver/mysql → MariaDB"}
 }

@@ -77,7 +77,7 @@ func runFaults(ctx context.Context, o benchOpts, cl *cluster, d benchDriver, fau
 			return rows, ctx.Err()
 		}
 		logf("fault %s replica1 (%s): %s, %d workers, a read every %s each, %s steady + %s window",
-			fault, d.name, v, o.faultGoroutines, o.faultPace, o.faultSteady, o.faultWindow)
+			fault, d.Driver, v, o.faultGoroutines, o.faultPace, o.faultSteady, o.faultWindow)
 		row, err := runFault(ctx, o, cl, d, fault, v)
 		if err != nil {
 			return rows, err
@@ -100,7 +100,7 @@ func (r faultRow) recoveryText() string {
 
 // runFault runs one variant through one fault and its undo.
 func runFault(ctx context.Context, o benchOpts, cl *cluster, d benchDriver, fault, v string) (row faultRow, err error) {
-	row = faultRow{driver: d.name, label: d.label, fault: fault, variant: v}
+	row = faultRow{driver: d.Driver, label: d.label, fault: fault, variant: v}
 	r, err := openVariant(v, d)
 	if err != nil {
 		return row, err
@@ -158,7 +158,7 @@ func runFault(ctx context.Context, o benchOpts, cl *cluster, d benchDriver, faul
 		finished = true
 		stop.Store(true)
 		if injected {
-			err = cl.nodeOp(context.Background(), ops[1], d.replicas[0])
+			err = cl.nodeOp(context.Background(), ops[1], d.Replicas[0])
 		}
 		done := make(chan struct{})
 		go func() { wg.Wait(); close(done) }()
@@ -186,7 +186,7 @@ func runFault(ctx context.Context, o benchOpts, cl *cluster, d benchDriver, faul
 	}
 	faultAt := time.Since(begin)
 	injected = true // even a failed kill-node may have done something
-	if err := cl.nodeOp(ctx, ops[0], d.replicas[0]); err != nil {
+	if err := cl.nodeOp(ctx, ops[0], d.Replicas[0]); err != nil {
 		return row, err
 	}
 	if !sleepCtx(ctx, faultAt+o.faultWindow-time.Since(begin)) {

@@ -83,7 +83,7 @@ func memTotal() string {
 
 // serverVersion asks the primary for its version.
 func serverVersion(ctx context.Context, d benchDriver) string {
-	db, err := sql.Open(d.name, d.nodeDSN(d.primary))
+	db, err := sql.Open(d.Driver, d.NodeDSN(d.Primary))
 	if err != nil {
 		return "unknown"
 	}
@@ -94,7 +94,7 @@ func serverVersion(ctx context.Context, d benchDriver) string {
 	if err := db.QueryRowContext(ctx, "SELECT version()").Scan(&v); err != nil {
 		return "unknown"
 	}
-	if i := strings.Index(v, " on "); i > 0 && d.name == "postgres" {
+	if i := strings.Index(v, " on "); i > 0 && d.Driver == "postgres" {
 		v = v[:i] // "PostgreSQL 15.x (Debian ...) on x86_64-pc-linux-gnu, compiled by ..."
 	}
 	return v

@@ -64,11 +64,11 @@ func connCost(ctx context.Context, db *sql.DB, n int, stmt bool) (float64, error
 
 // measureMemory measures bytes per connection and per node on driver d.
 func measureMemory(ctx context.Context, d benchDriver) (memoryResult, error) {
-	res := memoryResult{driver: d.name, conns: 50, nodes: 64}
+	res := memoryResult{driver: d.Driver, conns: 50, nodes: 64}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 
-	bare, err := sql.Open(d.name, d.nodeDSN(d.replicas[0]))
+	bare, err := sql.Open(d.Driver, d.NodeDSN(d.Replicas[0]))
 	if err != nil {
 		return res, err
 	}

@@ -6,13 +6,15 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/rwpool/rwpool/internal/testcluster"
 )
 
 // TestBenchSmoke runs the whole bench command, with tiny durations, against
 // the running test clusters (--env), including a hang of replica1 of each
 // engine for every fault variant, and checks the report.
 func TestBenchSmoke(t *testing.T) {
-	_, pw, _ := clusters(t) // skips without the clusters, fails under CI=true
+	pw := testcluster.Backends(t)[0].Password // skips without the clusters, fails under CI=true
 	dir := os.Getenv("RWPOOL_CLUSTER_DIR")
 	if dir == "" {
 		t.Fatal("RWPOOL_CLUSTER_DIR is not set: source the cluster's env file")

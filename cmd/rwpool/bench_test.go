@@ -158,39 +158,22 @@ func TestTimeToNormal(t *testing.T) {
 	}
 }
 
-func TestParseEnvFile(t *testing.T) {
-	env := parseEnvFile(`# written by cluster.sh
-export RWPOOL_PG_PRIMARY=127.0.0.1:55632
-export RWPOOL_PG_REPLICAS=127.0.0.1:55633,127.0.0.1:55634
-export RWPOOL_DB_PASSWORD='app secret'
-  export RWPOOL_DB_NAME="rwpool"
-RWPOOL_IGNORED=1
-export BROKEN
-`)
-	want := map[string]string{
-		"RWPOOL_PG_PRIMARY": "127.0.0.1:55632", "RWPOOL_PG_REPLICAS": "127.0.0.1:55633,127.0.0.1:55634",
-		"RWPOOL_DB_PASSWORD": "app secret", "RWPOOL_DB_NAME": "rwpool",
-	}
-	if len(env) != len(want) {
-		t.Errorf("parsed %v", env)
-	}
-	for k, v := range want {
-		if env[k] != v {
-			t.Errorf("%s = %q, want %q", k, env[k], v)
-		}
-	}
+// TestBenchDrivers: the bench reaches each engine of an env file through
+// one driver, lib/pq or go-sql-driver/mysql (see internal/testcluster for
+// the env file itself).
+func TestBenchDrivers(t *testing.T) {
 	cl := &cluster{env: map[string]string{"RWPOOL_PG_PRIMARY": "127.0.0.1:1", "RWPOOL_PG_REPLICAS": "127.0.0.1:2,127.0.0.1:3",
 		"RWPOOL_MY_PRIMARY": "127.0.0.1:4", "RWPOOL_MY_REPLICAS": "127.0.0.1:5", "RWPOOL_DB_USER": "app",
 		"RWPOOL_DB_PASSWORD": "pw", "RWPOOL_DB_NAME": "db"}}
 	pg, my := cl.driver("postgres"), cl.driver("mysql")
-	if pg.nodeDSN(pg.replicas[1]) != "host=127.0.0.1 port=3 user=app password=pw dbname=db sslmode=disable connect_timeout=5" {
-		t.Errorf("postgres DSN %q", pg.nodeDSN(pg.replicas[1]))
+	if pg.NodeDSN(pg.Replicas[1]) != "host=127.0.0.1 port=3 user=app password=pw dbname=db sslmode=disable connect_timeout=5" {
+		t.Errorf("postgres DSN %q", pg.NodeDSN(pg.Replicas[1]))
 	}
-	if my.nodeDSN(my.primary) != "app:pw@tcp(127.0.0.1:4)/db?timeout=5s" || len(my.replicas) != 1 {
-		t.Errorf("mysql DSN %q, replicas %v", my.nodeDSN(my.primary), my.replicas)
+	if my.NodeDSN(my.Primary) != "app:pw@tcp(127.0.0.1:4)/db?timeout=5s" || len(my.Replicas) != 1 {
+		t.Errorf("mysql DSN %q, replicas %v", my.NodeDSN(my.Primary), my.Replicas)
 	}
-	if got := rwpoolDSN(pg, 2); got != "driver=postgres;primary='"+pg.nodeDSN(pg.primary)+"';replica='"+
-		pg.nodeDSN("127.0.0.1:2")+"';replica='"+pg.nodeDSN("127.0.0.1:3")+"'" {
+	if got := rwpoolDSN(pg, 2); got != "driver=postgres;primary='"+pg.NodeDSN(pg.Primary)+"';replica='"+
+		pg.NodeDSN("127.0.0.1:2")+"';replica='"+pg.NodeDSN("127.0.0.1:3")+"'" {
 		t.Errorf("rwpool DSN %q", got)
 	}
 }

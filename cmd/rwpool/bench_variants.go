@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/tsenart/nap"
 	gormmysql "gorm.io/driver/mysql"
@@ -37,21 +36,21 @@ var variantDescriptions = map[string]string{
 
 // openVariant opens variant v against d.
 func openVariant(v string, d benchDriver) (reader, error) {
-	if len(d.replicas) < 2 {
-		return nil, fmt.Errorf("%s: the cluster has %d replicas, bench needs 2", d.name, len(d.replicas))
+	if len(d.Replicas) < 2 {
+		return nil, fmt.Errorf("%s: the cluster has %d replicas, bench needs 2", d.Driver, len(d.Replicas))
 	}
-	primary, r1 := d.nodeDSN(d.primary), d.nodeDSN(d.replicas[0])
+	primary, r1 := d.NodeDSN(d.Primary), d.NodeDSN(d.Replicas[0])
 	switch v {
 	case "bare":
-		return openSQL(d.name, r1)
+		return openSQL(d.Driver, r1)
 	case "rwpool":
 		return openSQL("rwpool", rwpoolDSN(d, 1))
 	case "rwpool-2r":
 		return openSQL("rwpool", rwpoolDSN(d, 2))
 	case "dbresolver":
-		return openGorm(d.name, primary, r1)
+		return openGorm(d.Driver, primary, r1)
 	case "nap":
-		db, err := nap.Open(d.name, primary+";"+r1)
+		db, err := nap.Open(d.Driver, primary+";"+r1)
 		if err != nil {
 			return nil, err
 		}
@@ -64,12 +63,7 @@ func openVariant(v string, d benchDriver) (reader, error) {
 // rwpoolDSN is the composite DSN of the primary and the first n replicas,
 // with rwpool's defaults (check_interval 2s, probe_timeout 1s).
 func rwpoolDSN(d benchDriver, n int) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "driver=%s;primary='%s'", d.name, d.nodeDSN(d.primary))
-	for _, r := range d.replicas[:n] {
-		fmt.Fprintf(&b, ";replica='%s'", d.nodeDSN(r))
-	}
-	return b.String()
+	return d.DSNOver(d.Primary, d.Replicas[:n], "")
 }
 
 // sqlReader is a plain *sql.DB: the bare driver, or rwpool.
@@ -160,12 +154,4 @@ func (r *gormReader) Close() error {
 		errs = append(errs, p.Close())
 	}
 	return errors.Join(errs...)
-}
-
-// serverPortQuery returns the port of the server that answers it.
-func serverPortQuery(driver string) string {
-	if driver == "postgres" {
-		return "SELECT inet_server_port()"
-	}
-	return "SELECT @@port"
 }

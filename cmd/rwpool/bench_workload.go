@@ -137,22 +137,22 @@ type throughputRow struct {
 // checkRoute makes sure the variant's reads land where they should: on
 // replica1 (either replica for rwpool-2r).
 func checkRoute(ctx context.Context, r reader, v string, d benchDriver) error {
-	want := []string{d.replicas[0]}
+	want := []string{d.Replicas[0]}
 	if v == "rwpool-2r" {
-		want = d.replicas[:2]
+		want = d.Replicas[:2]
 	}
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	port, err := r.scanInt(ctx, serverPortQuery(d.name))
+	port, err := r.scanInt(ctx, d.PortQuery)
 	if err != nil {
-		return fmt.Errorf("%s/%s: %w", d.name, v, err)
+		return fmt.Errorf("%s/%s: %w", d.Driver, v, err)
 	}
 	for _, addr := range want {
 		if _, p, _ := net.SplitHostPort(addr); p == strconv.FormatInt(port, 10) {
 			return nil
 		}
 	}
-	return fmt.Errorf("%s/%s: a read was served by port %d, not by %v", d.name, v, port, want)
+	return fmt.Errorf("%s/%s: a read was served by port %d, not by %v", d.Driver, v, port, want)
 }
 
 // runThroughput measures every variant of o on driver d at every
@@ -175,7 +175,7 @@ func runThroughput(ctx context.Context, o benchOpts, d benchDriver, logf func(st
 				}
 				results[v] = append(results[v], res)
 				logf("%s g=%d round %d/%d %-10s %8.0f q/s  p50 %-8s p99 %-8s %5.1f allocs/stmt%s",
-					d.name, g, round+1, o.rounds, v, res.qps(), fmtDur(percentile(res.lat, 50)),
+					d.Driver, g, round+1, o.rounds, v, res.qps(), fmtDur(percentile(res.lat, 50)),
 					fmtDur(percentile(res.lat, 99)), res.allocsPerStmt(), errNote(res))
 			}
 		}
@@ -191,7 +191,7 @@ func runThroughput(ctx context.Context, o benchOpts, d benchDriver, logf func(st
 func measure(ctx context.Context, o benchOpts, d benchDriver, v string, g int) (loadResult, error) {
 	r, err := openVariant(v, d)
 	if err != nil {
-		return loadResult{}, fmt.Errorf("%s/%s: %w", d.name, v, err)
+		return loadResult{}, fmt.Errorf("%s/%s: %w", d.Driver, v, err)
 	}
 	defer r.Close()
 	if err := checkRoute(ctx, r, v, d); err != nil {
@@ -213,7 +213,7 @@ func errNote(r loadResult) string {
 // summarize takes the median of each figure over the rounds.
 func summarize(d benchDriver, g int, v string, rs []loadResult) throughputRow {
 	var qps, p50, p99, allocs []float64
-	row := throughputRow{driver: d.name, label: d.label, goroutines: g, variant: v, rounds: len(rs)}
+	row := throughputRow{driver: d.Driver, label: d.label, goroutines: g, variant: v, rounds: len(rs)}
 	for _, r := range rs {
 		qps = append(qps, r.qps())
 		p50 = append(p50, float64(percentile(r.lat, 50)))

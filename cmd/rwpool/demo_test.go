@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rwpool/rwpool/internal/testcluster"
 )
 
 // TestDemo runs the embedded demo for 8s with its output captured (so not a
@@ -97,11 +99,13 @@ func TestDemo(t *testing.T) {
 // TestDemoDSN runs the workload and view against the real test clusters,
 // after dropping the demo table, which the demo must create again.
 func TestDemoDSN(t *testing.T) {
-	user, pw, cls := clusters(t)
-	for _, cl := range cls {
-		drv := cl.drivers[0]
-		t.Run(cl.name, func(t *testing.T) {
-			db, err := sql.Open(drv, cl.nodeDSN(user, pw, cl.primary))
+	for _, b := range testcluster.Backends(t) {
+		if b.Name == testcluster.Pgx {
+			continue // the same servers as lib/pq
+		}
+		drv, pw := b.Driver, b.Password
+		t.Run(b.Name, func(t *testing.T) {
+			db, err := sql.Open(drv, b.NodeDSN(b.Primary))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -112,7 +116,7 @@ func TestDemoDSN(t *testing.T) {
 				t.Fatal(err)
 			}
 			st, out, errb := runCmd(t, "demo", "--duration", "3s", "--goroutines", "4",
-				"--dsn", cl.compositeDSN(drv, user, pw, cl.primary, cl.replicas...))
+				"--dsn", b.DSN(""))
 			if st != exitOK || errb != "" {
 				t.Fatalf("status %d, stderr %q, stdout:\n%s", st, errb, out)
 			}

@@ -69,7 +69,7 @@ func describeRoute(dec routing.Decision, d routing.Dialect) string {
 	fmt.Fprintf(&b, "target:   %s\n", dec.Target)
 	switch {
 	case dec.Target == routing.Previous:
-		b.WriteString("pins:     yes: it reads the previous statement's diagnostics, so it runs on the lease's connection, and so do the lease's later statements\n")
+		b.WriteString("pins:     no: it reads the previous statement's diagnostics, so it runs on the real connection that ran that statement (the lease's pin, or the connection its last read used)\n")
 	case dec.Pins() && dec.Target == routing.Replica:
 		// A replica hint on a session statement: rwpool pins anyway.
 		b.WriteString("pins:     yes: it touches session state, so it runs on the lease's primary connection despite the replica hint, and so do the lease's later statements\n")
@@ -79,7 +79,7 @@ func describeRoute(dec routing.Decision, d routing.Dialect) string {
 		b.WriteString("pins:     no\n")
 	}
 	if dec.Session {
-		b.WriteString("session:  yes: it changes or reads per-connection state; the real connection is closed, not reused, when the lease ends\n")
+		b.WriteString("session:  yes: it changes per-connection state; the real connection is closed (or reset with reset_query), not reused as it is, when the lease ends\n")
 	} else {
 		b.WriteString("session:  no\n")
 	}
