@@ -1,6 +1,10 @@
 package routing
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/rwpool/rwpool/internal/driverinfo"
+)
 
 // DialectOf maps a database/sql driver name to a Dialect, ignoring case:
 // names containing "postgres" or "pgx" ("postgres", "postgresql", "pgx",
@@ -8,25 +12,13 @@ import "strconv"
 // containing "cockroach" are DialectPostgres; names containing "mysql" or
 // "mariadb" are DialectMySQL; anything else is DialectGeneric.
 func DialectOf(driverName string) Dialect {
-	switch {
-	case containsFold(driverName, "postgres"), containsFold(driverName, "pgx"),
-		containsFold(driverName, "cockroach"), len(driverName) == 2 && containsFold(driverName, "pq"):
+	switch driverinfo.FamilyOf(driverName) {
+	case driverinfo.FamilyPostgres:
 		return DialectPostgres
-	case containsFold(driverName, "mysql"), containsFold(driverName, "mariadb"):
+	case driverinfo.FamilyMySQL:
 		return DialectMySQL
 	}
 	return DialectGeneric
-}
-
-// containsFold reports whether s contains the lower-case ASCII word sub,
-// ignoring ASCII case.
-func containsFold(s, sub string) bool {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if eqLower(s[i:i+len(sub)], sub) {
-			return true
-		}
-	}
-	return false
 }
 
 // String returns "generic", "postgres" or "mysql".

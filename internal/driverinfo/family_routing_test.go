@@ -7,7 +7,7 @@ import (
 	"github.com/rwpool/rwpool/routing"
 )
 
-// Until routing.DialectOf asks driverinfo, both must say the same.
+// routing.DialectOf asks FamilyOf: the mapping between the two must hold.
 func TestFamilyOfAgreesWithRoutingDialectOf(t *testing.T) {
 	want := map[driverinfo.Family]routing.Dialect{
 		driverinfo.FamilyOther:    routing.DialectGeneric,
