@@ -314,7 +314,9 @@ func TestNothingReplayedInTransaction(t *testing.T) {
 
 func TestSpareServesOnlyWhenNoWeightedReplica(t *testing.T) {
 	p := fmt.Sprintf("%s-p", t.Name())
-	dsn := fmt.Sprintf("driver=rwpool-test-ctl;check_interval=50ms;probe_timeout=100ms;primary='%s';replica='%s-w' weight=1;replica='%s-s' weight=0", p, t.Name(), t.Name())
+	// probe_timeout=1s: a down node refuses at once, and a loaded machine
+	// must not make a healthy spare's probe time out (it did in CI).
+	dsn := fmt.Sprintf("driver=rwpool-test-ctl;check_interval=50ms;probe_timeout=1s;primary='%s';replica='%s-w' weight=1;replica='%s-s' weight=0", p, t.Name(), t.Name())
 	weighted := ctl.Fresh(t.Name() + "-w")
 	ctl.Fresh(t.Name() + "-s")
 	ctl.Fresh(p)

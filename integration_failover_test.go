@@ -106,7 +106,7 @@ func (e *endpoint) close() {
 type ackedWrites struct {
 	ids   atomic.Int64
 	mu    sync.Mutex
-	acked map[int64]bool
+	acked map[int64]time.Time // id → when the database acknowledged it
 }
 
 func (a *ackedWrites) fn(db *sql.DB, table string) func(ctx context.Context, worker int) error {
@@ -116,7 +116,7 @@ func (a *ackedWrites) fn(db *sql.DB, table string) func(ctx context.Context, wor
 			return err
 		}
 		a.mu.Lock()
-		a.acked[id] = true
+		a.acked[id] = time.Now()
 		a.mu.Unlock()
 		return nil
 	}
@@ -234,7 +234,7 @@ func switchoverBehindEndpoint(t *testing.T, cl *cluster, wait time.Duration) {
 		t.Fatal(err)
 	}
 
-	w := &ackedWrites{acked: map[int64]bool{}}
+	w := &ackedWrites{acked: map[int64]time.Time{}}
 	writers := startLoadTimeout(t, db, 4, 10*time.Second, w.fn(db, table))
 	readers := startLoad(t, db, 8, cl.readFn(db, newSightings()))
 	soak(time.Second)
@@ -294,6 +294,118 @@ func switchoverBehindEndpoint(t *testing.T, cl *cluster, wait time.Duration) {
 				break
 			}
 		}
+	}
+}
+
+// TestIntegrationKillPromoteMove is a PostgreSQL failover behind an
+// endpoint: the primary is killed, a standby promoted, the endpoint moved
+// to it. rwpool's health checker dials through the endpoint, finds a
+// writable server, and writes resume there; with failover_wait the writes
+// issued meanwhile wait for it instead of failing.
+func TestIntegrationKillPromoteMove(t *testing.T) {
+	for _, cl := range realClusters(t) {
+		if cl.Name != "postgres" {
+			continue
+		}
+		for _, wait := range []time.Duration{0, 5 * time.Second} {
+			t.Run(fmt.Sprintf("%s/failover_wait=%s", cl.Name, wait), func(t *testing.T) {
+				killPromoteMove(t, cl, wait)
+			})
+		}
+	}
+}
+
+func killPromoteMove(t *testing.T, cl *cluster, wait time.Duration) {
+	const checkInterval = time.Second
+	const table = "rw_killpromote"
+	primaryPort, newPrimary := portOf(cl.Primary), cl.Replicas[0]
+	setup, err := sql.Open(cl.Driver, cl.NodeDSN(cl.Primary))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { setup.Close() }) // after the cleanup below
+	mustExec(t, setup, "DROP TABLE IF EXISTS "+table)
+	mustExec(t, setup, "CREATE TABLE "+table+" (id BIGINT PRIMARY KEY, w INT)")
+	cl.waitSync(t)
+
+	ep := newEndpoint(t, cl.Primary)
+	t.Cleanup(func() {
+		// The old primary comes back as the primary; the promoted standby
+		// is made a standby of it again (a new base backup).
+		for _, args := range [][]string{
+			{"start-node", primaryPort},
+			{"rejoin-node", portOf(newPrimary)},
+			{"wait-sync"},
+		} {
+			if out, err := clusterScript(args...); err != nil {
+				t.Errorf("cleanup: cluster.sh %v: %v\n%s", args, err, out)
+			}
+		}
+		mustExec(t, setup, "DROP TABLE IF EXISTS "+table)
+	})
+	var b []byte
+	b = fmt.Appendf(b, "driver=%s;primary='%s';", cl.Driver, cl.NodeDSN(ep.addr()))
+	for _, r := range cl.Replicas {
+		b = fmt.Appendf(b, "replica='%s';", cl.NodeDSN(r))
+	}
+	b = fmt.Appendf(b, "check_interval=%s;failover_wait=%s", checkInterval, wait)
+	db, err := sql.Open("rwpool", string(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+
+	w := &ackedWrites{acked: map[int64]time.Time{}}
+	writers := startLoadTimeout(t, db, 4, 10*time.Second, w.fn(db, table))
+	readers := startLoad(t, db, 8, cl.readFn(db, newSightings()))
+	soak(time.Second)
+
+	tKill := time.Now()
+	if out, err := clusterScript("kill-node", primaryPort); err != nil {
+		t.Fatalf("kill-node: %v\n%s", err, out)
+	}
+	// Acknowledged before the kill: what the standby had replayed by then
+	// survives; what it had not is lost to asynchronous replication, not
+	// to rwpool. Remember the acknowledgements of the last moment apart.
+	w.mu.Lock()
+	ackedBeforeKill := len(w.acked)
+	w.mu.Unlock()
+	if out, err := clusterScript("promote-node", portOf(newPrimary)); err != nil {
+		t.Fatalf("promote-node: %v\n%s", err, out)
+	}
+	tMove := time.Now()
+	ep.moveTo(newPrimary)
+	soak(checkInterval + 2*time.Second)
+	wr, rr := writers.stop(), readers.stop()
+
+	back, ok := firstSuccessAfter(wr, tMove)
+	if !ok {
+		t.Fatalf("no write succeeded after the endpoint moved: %s", wr.summary(tMove, time.Time{}))
+	}
+	missing := w.missingOn(t, cl, newPrimary, table)
+	inFlight := wr.failures(time.Time{}, tKill)                        // sent before the kill: may have been applied
+	afterKill := wr.failures(tKill.Add(time.Millisecond), time.Time{}) // issued during the outage
+	t.Logf("kill→move %s; writes back %s after the move; %d of %d failed (%d started before the kill: %s; %d after: %s); longest %s",
+		tMove.Sub(tKill).Round(time.Millisecond), back.Round(time.Millisecond),
+		len(inFlight)+len(afterKill), wr.count(time.Time{}, time.Time{}), len(inFlight), errSummary(inFlight, 2),
+		len(afterKill), errSummary(afterKill, 2), wr.max(time.Time{}, time.Time{}).Round(time.Millisecond))
+	t.Logf("acknowledged writes missing on the new primary: %d (of %d acknowledged before the kill)", len(missing), ackedBeforeKill)
+	t.Logf("reads: %s", rr.summary(time.Time{}, time.Time{}))
+	if back > checkInterval+time.Second {
+		t.Errorf("writes came back %s after the endpoint moved, want within check_interval + 1s", back)
+	}
+	w.mu.Lock()
+	for _, id := range missing {
+		if w.acked[id].After(tKill) {
+			t.Errorf("write %d, acknowledged after the kill (by the new primary), is missing on it", id)
+		}
+	}
+	w.mu.Unlock()
+	if errs := rr.failures(time.Time{}, time.Time{}); len(errs) > 0 {
+		t.Errorf("%d reads failed: %s", len(errs), errSummary(errs, 3))
+	}
+	if wait > 0 && len(afterKill) > 0 {
+		t.Errorf("with failover_wait=%s, %d writes issued during the outage failed: %s", wait, len(afterKill), errSummary(afterKill, 3))
 	}
 }
 
