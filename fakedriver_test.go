@@ -2,6 +2,7 @@ package rwpool_test
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/rwpool/rwpool/internal/fakedriver"
 )
@@ -23,7 +24,27 @@ var (
 	// sim is a PostgreSQL cluster for fast tests of session routing (its
 	// name contains "postgres"), see openSim.
 	sim = fakedriver.Register("rwpool-test-postgres-sim", fakedriver.Options{Replication: true, Record: true})
+
+	// leaseMySQL and leasePostgres are the MySQL and PostgreSQL drivers of
+	// the lease's regression tests (lease_regress_test.go): queries
+	// answer n = 1, and the statement BROKEN fails as a connection lost
+	// mid-statement. leasePostgres's connections also prepare real
+	// statements, and refuse a write in a read-only transaction with
+	// SQLSTATE 25006.
+	leaseMySQL    = fakedriver.Register("rwpool-test-lease-mysql", fakedriver.Options{AnswerOne: true, Fail: failBroken})
+	leasePostgres = fakedriver.Register("rwpool-test-lease-postgres", fakedriver.Options{
+		AnswerOne: true, Fail: failBroken, Prepare: true, ReadOnlyTx: true,
+	})
 )
+
+// failBroken fails the statement BROKEN as a connection lost
+// mid-statement (Options.Fail).
+func failBroken(_, query string) error {
+	if query == "BROKEN" {
+		return io.ErrUnexpectedEOF
+	}
+	return nil
+}
 
 // The no-op drivers of the benchmarks: they measure the shim and
 // database/sql, not a network. The second one's name DialectOf reads as

@@ -3,10 +3,8 @@ package rwpool_test
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"io"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -14,127 +12,19 @@ import (
 
 	"github.com/rwpool/rwpool"
 	"github.com/rwpool/rwpool/dsn"
+	"github.com/rwpool/rwpool/internal/fakedriver"
 )
 
-// revDriver is a fake for the lease's regression tests: the failures a
-// review found, each reproduced here before it was fixed.
-type revDriver struct {
-	mu               sync.Mutex
-	execBlock        chan struct{} // when set, real stmt Exec blocks on it (ignoring ctx)
-	inExec           atomic.Int32
-	closedDuringExec atomic.Bool
-	readOnlyTxErr    bool
-}
-
-type pgErr struct{ code string }
-
-func (e *pgErr) Error() string {
-	return "pq: cannot execute INSERT in a read-only transaction (" + e.code + ")"
-}
-func (e *pgErr) SQLState() string { return e.code }
-
-var revMy = &revDriver{}
-var revPG = &revDriver{readOnlyTxErr: true}
-
-func init() {
-	sql.Register("review-mysql", revMy)
-	sql.Register("review-postgres", revPG)
-}
-
-func (d *revDriver) Open(name string) (driver.Conn, error) { return &revConn{d: d}, nil }
-
-type revConn struct {
-	d  *revDriver
-	ro bool
-}
-
-func (c *revConn) Prepare(q string) (driver.Stmt, error) { return &revStmt{c: c, q: q}, nil }
-func (c *revConn) Close() error                          { return nil }
-func (c *revConn) Begin() (driver.Tx, error)             { return revTx{c}, nil }
-func (c *revConn) BeginTx(_ context.Context, o driver.TxOptions) (driver.Tx, error) {
-	c.ro = o.ReadOnly
-	return revTx{c}, nil
-}
-func (c *revConn) ExecContext(_ context.Context, q string, _ []driver.NamedValue) (driver.Result, error) {
-	if q == "BROKEN" {
-		return nil, io.ErrUnexpectedEOF
-	}
-	if c.d.readOnlyTxErr && c.ro && strings.HasPrefix(q, "INSERT") {
-		return nil, &pgErr{"25006"}
-	}
-	return driver.RowsAffected(1), nil
-}
-func (c *revConn) QueryContext(_ context.Context, q string, _ []driver.NamedValue) (driver.Rows, error) {
-	switch {
-	case strings.HasPrefix(q, "SELECT pg_is_in_recovery()"):
-		return &revRows{cols: 3, row: []driver.Value{false, "0/16B3748", float64(-1)}}, nil
-	case strings.Contains(q, "BROKENROWS"):
-		return &revRows{cols: 1, row: []driver.Value{int64(1)}, err: io.ErrUnexpectedEOF}, nil
-	case q == "SELECT @@version":
-		return &revRows{cols: 1, row: []driver.Value{"8.0.36"}}, nil
-	case strings.HasPrefix(q, "SELECT @@read_only"):
-		return &revRows{cols: 2, row: []driver.Value{int64(0), ""}}, nil
-	}
-	return &revRows{cols: 1, row: []driver.Value{int64(1)}}, nil
-}
-
-type revTx struct{ c *revConn }
-
-func (t revTx) Commit() error   { t.c.ro = false; return nil }
-func (t revTx) Rollback() error { t.c.ro = false; return nil }
-
-type revStmt struct {
-	c *revConn
-	q string
-}
-
-func (s *revStmt) Close() error {
-	if s.c.d.inExec.Load() > 0 {
-		s.c.d.closedDuringExec.Store(true)
-	}
-	return nil
-}
-func (s *revStmt) NumInput() int { return -1 }
-func (s *revStmt) Exec([]driver.Value) (driver.Result, error) {
-	s.c.d.inExec.Add(1)
-	defer s.c.d.inExec.Add(-1)
-	s.c.d.mu.Lock()
-	ch := s.c.d.execBlock
-	s.c.d.mu.Unlock()
-	if ch != nil {
-		<-ch
-	}
-	return driver.RowsAffected(1), nil
-}
-func (s *revStmt) Query([]driver.Value) (driver.Rows, error) {
-	return &revRows{cols: 1, row: []driver.Value{int64(1)}}, nil
-}
-
-type revRows struct {
-	cols int
-	row  []driver.Value
-	done bool
-	err  error
-}
-
-func (r *revRows) Columns() []string { return make([]string, r.cols) }
-func (r *revRows) Close() error      { return nil }
-func (r *revRows) Next(dest []driver.Value) error {
-	if r.done {
-		if r.err != nil {
-			return r.err
-		}
-		return io.EOF
-	}
-	r.done = true
-	copy(dest, r.row)
-	return nil
-}
+// The lease's regression tests: the failures a review found, each
+// reproduced here before it was fixed. They run over the leaseMySQL and
+// leasePostgres drivers of fakedriver_test.go, on nodes named after the
+// test.
 
 // Finding: a lease that parked its last read's connection (MySQL/generic
 // dialects) acquires a new one before unparking: hold-and-wait.
-func TestReviewParkHoldAndWait(t *testing.T) {
-	db, err := sql.Open("rwpool", "driver=review-mysql;primary='p';pool_size=1;acquire_timeout=300ms;breaker=off")
+func TestLeaseUnparksBeforeBorrowing(t *testing.T) {
+	leaseMySQL.Fresh(t.Name())
+	db, err := sql.Open("rwpool", "driver=rwpool-test-lease-mysql;primary='"+t.Name()+"';pool_size=1;acquire_timeout=300ms;breaker=off")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,8 +46,10 @@ func TestReviewParkHoldAndWait(t *testing.T) {
 	c.QueryRowContext(ctx, "SELECT 1").Scan(&y) // ends the pin? no: pinned now
 }
 
-func TestReviewParkHoldAndWaitPing(t *testing.T) {
-	db, err := sql.Open("rwpool", "driver=review-mysql;primary='p';pool_size=1;acquire_timeout=300ms;breaker=off")
+// The same finding for Ping, and a diagnostics statement after it.
+func TestLeaseUnparksBeforePinging(t *testing.T) {
+	leaseMySQL.Fresh(t.Name())
+	db, err := sql.Open("rwpool", "driver=rwpool-test-lease-mysql;primary='"+t.Name()+"';pool_size=1;acquire_timeout=300ms;breaker=off")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,22 +71,15 @@ func TestReviewParkHoldAndWaitPing(t *testing.T) {
 
 // Finding: an abandoned call on a pin leaves the lease's real statements
 // attached; closing them then touches a connection another goroutine is in.
-func TestReviewAbandonedPinStmtClose(t *testing.T) {
-	// review-postgres: dialect postgres, not known to honour contexts: watched.
-	db, err := sql.Open("rwpool", "driver=review-postgres;primary='p';breaker=off")
+func TestAbandonedPinForgetsItsStatements(t *testing.T) {
+	// rwpool-test-lease-postgres: dialect postgres, not known to honour
+	// contexts: watched. Its connections prepare real statements.
+	p := leasePostgres.Fresh(t.Name())
+	db, err := sql.Open("rwpool", "driver=rwpool-test-lease-postgres;primary='"+t.Name()+"';breaker=off")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	block := make(chan struct{})
-	revPG.mu.Lock()
-	revPG.execBlock = block
-	revPG.mu.Unlock()
-	defer func() {
-		revPG.mu.Lock()
-		revPG.execBlock = nil
-		revPG.mu.Unlock()
-	}()
 	ctx := context.Background()
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
@@ -204,6 +89,10 @@ func TestReviewAbandonedPinStmtClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The node hangs: the Exec below blocks, ignoring its context, until
+	// released.
+	p.SetHang(true)
+	defer p.SetHang(false)
 	tctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	_, err = st.ExecContext(tctx, 1)
 	cancel()
@@ -211,17 +100,19 @@ func TestReviewAbandonedPinStmtClose(t *testing.T) {
 	st.Close()
 	tx.Rollback()
 	time.Sleep(20 * time.Millisecond)
-	if revPG.closedDuringExec.Load() {
+	if p.ClosedMidStatement() > 0 {
 		t.Errorf("real statement closed while the abandoned Exec was still in the driver")
 	}
-	close(block)
 }
 
 // Finding: a 25006 the user's own read-only transaction produced on the
 // primary retires every primary connection (EndpointMoved).
-func TestReviewFenceFalsePositive(t *testing.T) {
+func TestReadOnlyTransactionMovesNoEndpoint(t *testing.T) {
+	// A fresh connection finds the primary writable: a fence would take
+	// the refusal for a moved endpoint.
+	leasePostgres.Fresh(t.Name()).SetStatus(fakedriver.Status{LSN: "0/16B3748", ReplayAge: -1})
 	var moved atomic.Int32
-	cfg, err := rwdsnParse("driver=review-postgres;primary='p';readonly_tx=primary;breaker=off")
+	cfg, err := dsn.Parse("driver=rwpool-test-lease-postgres;primary='" + t.Name() + "';readonly_tx=primary;breaker=off")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,8 +132,8 @@ func TestReviewFenceFalsePositive(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = tx.ExecContext(ctx, "INSERT INTO t VALUES (1)")
-	var pe *pgErr
-	t.Logf("insert in read-only tx: %v (pgErr %v)", err, errors.As(err, &pe))
+	var pe *fakedriver.PostgresError
+	t.Logf("insert in read-only tx: %v (PostgresError %v)", err, errors.As(err, &pe))
 	tx.Rollback()
 	time.Sleep(200 * time.Millisecond)
 	if n := moved.Load(); n > 0 {
@@ -250,23 +141,20 @@ func TestReviewFenceFalsePositive(t *testing.T) {
 	}
 }
 
-type dsnConfig = dsn.Config
-
-var dsnParse = dsn.Parse
-
-func rwdsnParse(s string) (*dsnConfig, error) { return dsnParse(s) }
-
 // Rows on a pin settle only that pin: after it broke (and the lease was
 // lost), closing them counts their error and touches nothing else.
-func TestReviewPinnedRowsSettleWrongPin(t *testing.T) {
-	db, err := sql.Open("rwpool", "driver=review-mysql;primary='p';breaker=off")
+func TestRowsSettleOnlyTheirPin(t *testing.T) {
+	// The node's result sets fail after their first row; BROKEN fails as
+	// a connection lost mid-statement (failBroken).
+	leaseMySQL.Fresh(t.Name()).SetRowsErr(io.ErrUnexpectedEOF)
+	db, err := sql.Open("rwpool", "driver=rwpool-test-lease-mysql;primary='"+t.Name()+"';breaker=off")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
 	ctx := context.Background()
 	c, _ := db.Conn(ctx)
-	r1, err := c.QueryContext(ctx, "SELECT BROKENROWS FOR UPDATE")
+	r1, err := c.QueryContext(ctx, "SELECT n FROM t FOR UPDATE")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,8 +174,11 @@ func TestReviewPinnedRowsSettleWrongPin(t *testing.T) {
 	}
 }
 
-func TestReviewResidueLostSilently(t *testing.T) {
-	db, _ := sql.Open("rwpool", "driver=review-mysql;primary='p';breaker=off")
+// A pin that broke after a write ends the lease: the write's session
+// state (LAST_INSERT_ID) is not silently lost to a new connection.
+func TestBrokenPinAfterWriteEndsLease(t *testing.T) {
+	leaseMySQL.Fresh(t.Name())
+	db, _ := sql.Open("rwpool", "driver=rwpool-test-lease-mysql;primary='"+t.Name()+"';breaker=off")
 	defer db.Close()
 	ctx := context.Background()
 	c, _ := db.Conn(ctx)
@@ -309,9 +200,15 @@ func TestReviewResidueLostSilently(t *testing.T) {
 // Closing the *sql.DB while statements still run on *sql.Conns must not
 // start a goroutine Close is already waiting for (it panicked:
 // "WaitGroup is reused before previous Wait has returned").
-func TestReviewWaitGroupAfterClose(t *testing.T) {
+func TestCloseWhileStatementsRun(t *testing.T) {
+	// Both nodes answer the health checker's status query as a writable
+	// primary would.
+	p, r := t.Name()+"-p", t.Name()+"-r"
+	for _, n := range []string{p, r} {
+		leasePostgres.Fresh(n).SetStatus(fakedriver.Status{LSN: "0/16B3748", ReplayAge: -1})
+	}
 	for i := 0; i < 100; i++ {
-		db, _ := sql.Open("rwpool", "driver=review-postgres;primary='p';replica='r';check_interval=5ms")
+		db, _ := sql.Open("rwpool", "driver=rwpool-test-lease-postgres;primary='"+p+"';replica='"+r+"';check_interval=5ms")
 		ctx := context.Background()
 		var conns []*sql.Conn
 		for j := 0; j < 8; j++ {

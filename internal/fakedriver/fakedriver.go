@@ -3,9 +3,10 @@
 // configured by Options, stands for every fake the tests need: a driver
 // with only the interfaces database/sql requires (Legacy), nodes that go
 // down, hang or lose their connection mid-result, statements recorded per
-// node (Record), a no-op driver for benchmarks (Nop), and a simulated
+// node (Record), a no-op driver for benchmarks (Nop), a simulated
 // PostgreSQL replication cluster answering rwpool's status and position
-// queries (Replication).
+// queries (Replication), real prepared statements (Prepare) and read-only
+// transactions that refuse writes (ReadOnlyTx).
 //
 // A node is named by its DSN: the driver keeps one Node per DSN it was
 // asked to open (or a test asked for), so that a test can act on the node
@@ -15,7 +16,8 @@
 //
 // The package imports nothing of rwpool: the root package's own tests use
 // it too. A driver rwpool should take for PostgreSQL (status queries,
-// positions) must be registered under a name containing "postgres".
+// positions, its errors) must be registered under a name containing
+// "postgres".
 package fakedriver
 
 import (
@@ -32,7 +34,8 @@ import (
 )
 
 // Options configure a Driver. The zero value is a driver whose
-// connections implement the context interfaces and driver.Validator, whose
+// connections implement the context interfaces (driver.ConnBeginTx
+// included, accepting any driver.TxOptions) and driver.Validator, whose
 // statements always succeed, and whose queries answer the node's DSN.
 type Options struct {
 	// Legacy gives connections only the interfaces database/sql requires:
@@ -79,7 +82,44 @@ type Options struct {
 	// Fail, when set, is asked before every statement a node runs: an
 	// error fails the statement.
 	Fail func(dsn, query string) error
+
+	// Prepare gives the connections real prepared statements, as Legacy
+	// ones always have: Prepare returns a driver.Stmt (without the
+	// context interfaces) whose Exec and Query run as the connection's
+	// ExecContext and QueryContext would, so that Node.SetHang holds them
+	// too. Without it, Prepare answers driver.ErrSkip. See also
+	// Node.ClosedMidStatement.
+	Prepare bool
+
+	// ReadOnlyTx makes a write (an exec whose first word is INSERT,
+	// UPDATE, DELETE or REPLACE) inside a transaction begun with
+	// driver.TxOptions.ReadOnly fail as the server refuses it: with a
+	// *PostgresError of SQLSTATE 25006 (read_only_sql_transaction) on a
+	// driver whose name contains "postgres", with a *MySQLError numbered
+	// 1792 (ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION) on any other.
+	// Without it, read-only transactions accept writes.
+	ReadOnlyTx bool
 }
+
+// PostgresError is a PostgreSQL server's error as lib/pq and pgx report
+// it, reduced to what rwpool reads of it: its SQLSTATE, from SQLState.
+type PostgresError struct {
+	Code    string // the SQLSTATE, such as "25006"
+	Message string
+}
+
+func (e *PostgresError) Error() string    { return "pq: " + e.Message + " (SQLSTATE " + e.Code + ")" }
+func (e *PostgresError) SQLState() string { return e.Code }
+
+// MySQLError has the shape rwpool reads of go-sql-driver/mysql's
+// *mysql.MySQLError: a struct type whose name ends in MySQLError, with a
+// uint16 Number.
+type MySQLError struct {
+	Number  uint16
+	Message string
+}
+
+func (e *MySQLError) Error() string { return fmt.Sprintf("Error %d: %s", e.Number, e.Message) }
 
 // Status is a node's answer to rwpool's PostgreSQL status query
 // (pg_is_in_recovery() OR transaction_read_only, the applied or written
@@ -93,6 +133,7 @@ type Status struct {
 // Driver is a fake database/sql driver; see Options.
 type Driver struct {
 	opts  Options
+	pg    bool // registered under a name containing "postgres"
 	mu    sync.Mutex
 	nodes map[string]*Node
 }
@@ -106,7 +147,7 @@ func Register(name string, o Options) *Driver {
 	if o.DownError == nil {
 		o.DownError = io.ErrUnexpectedEOF
 	}
-	d := &Driver{opts: o, nodes: map[string]*Node{}}
+	d := &Driver{opts: o, pg: strings.Contains(strings.ToLower(name), "postgres"), nodes: map[string]*Node{}}
 	sql.Register(name, d)
 	return d
 }
@@ -161,6 +202,8 @@ type Node struct {
 	open    atomic.Int64
 	served  atomic.Int64
 	rowsErr atomic.Pointer[error]
+
+	closedMidStmt atomic.Int64
 
 	mu       sync.Mutex
 	hang     chan struct{} // when non-nil, statements block until it is closed
@@ -231,6 +274,13 @@ func (n *Node) Open() int64 { return n.open.Load() }
 
 // Served returns how many statements the node ran.
 func (n *Node) Served() int64 { return n.served.Load() }
+
+// ClosedMidStatement returns how many statements prepared on the node's
+// connections were closed while a statement was running on their
+// connection (one still held by SetHang, say): a use of one driver.Conn
+// by two goroutines at once, which database/sql never makes and a real
+// driver does not survive.
+func (n *Node) ClosedMidStatement() int64 { return n.closedMidStmt.Load() }
 
 // Statements returns the statements the node ran (Options.Record).
 func (n *Node) Statements() []string {
@@ -309,20 +359,25 @@ func lsnText(n uint64) string { return fmt.Sprintf("%X/%X", n>>32, uint32(n)) }
 
 // conn is what both kinds of connection share.
 type conn struct {
-	d   *Driver
-	n   *Node
-	dsn string
-	bad bool // a statement failed on a down node
+	d        *Driver
+	n        *Node
+	dsn      string
+	bad      bool         // a statement failed on a down node
+	readOnly atomic.Bool  // in a transaction begun read-only
+	running  atomic.Int32 // statements running (see Node.ClosedMidStatement)
 }
 
 func (c *conn) Close() error { c.n.open.Add(-1); return nil }
 
-func (c *conn) Begin() (driver.Tx, error) {
+func (c *conn) Begin() (driver.Tx, error) { return c.begin(false) }
+
+func (c *conn) begin(readOnly bool) (driver.Tx, error) {
 	if c.n.down.Load() {
 		c.bad = true
 		return nil, c.d.opts.DownError
 	}
 	c.record("BEGIN", nil)
+	c.readOnly.Store(readOnly)
 	return tx{c}, nil
 }
 
@@ -353,8 +408,15 @@ func (c *conn) run(q string, args []driver.Value) error {
 }
 
 func (c *conn) exec(q string, args []driver.Value) (driver.Result, error) {
+	c.running.Add(1)
+	defer c.running.Add(-1)
 	if err := c.run(q, args); err != nil {
 		return nil, err
+	}
+	if c.d.opts.ReadOnlyTx && c.readOnly.Load() {
+		if verb, ok := writeVerb(q); ok {
+			return nil, c.d.readOnlyError(verb)
+		}
 	}
 	if c.d.opts.Replication {
 		c.n.position(q, true)
@@ -365,6 +427,8 @@ func (c *conn) exec(q string, args []driver.Value) (driver.Result, error) {
 var statusColumns = []string{"ro", "pos", "age"}
 
 func (c *conn) query(q string, args []driver.Value) (driver.Rows, error) {
+	c.running.Add(1)
+	defer c.running.Add(-1)
 	if err := c.run(q, args); err != nil {
 		return nil, err
 	}
@@ -388,12 +452,45 @@ func (c *conn) query(q string, args []driver.Value) (driver.Rows, error) {
 	return r, nil
 }
 
+// writeVerb returns the first word of q, upper-cased, if it is one of
+// the writes Options.ReadOnlyTx refuses.
+func writeVerb(q string) (string, bool) {
+	f := strings.Fields(q)
+	if len(f) == 0 {
+		return "", false
+	}
+	switch v := strings.ToUpper(f[0]); v {
+	case "INSERT", "UPDATE", "DELETE", "REPLACE":
+		return v, true
+	}
+	return "", false
+}
+
+// readOnlyError is how the server refuses a write of verb in a read-only
+// transaction (Options.ReadOnlyTx).
+func (d *Driver) readOnlyError(verb string) error {
+	if d.pg {
+		return &PostgresError{Code: "25006", Message: "cannot execute " + verb + " in a read-only transaction"}
+	}
+	return &MySQLError{Number: 1792, Message: "Cannot execute statement in a READ ONLY transaction."}
+}
+
 // ctxConn is a connection with the context interfaces and
-// driver.Validator; it prepares nothing.
+// driver.Validator; it prepares nothing unless Options.Prepare says so.
 type ctxConn struct{ *conn }
 
-func (c *ctxConn) Prepare(string) (driver.Stmt, error) { return nil, driver.ErrSkip }
-func (c *ctxConn) IsValid() bool                       { return !c.bad }
+func (c *ctxConn) IsValid() bool { return !c.bad }
+
+func (c *ctxConn) Prepare(q string) (driver.Stmt, error) {
+	if !c.d.opts.Prepare {
+		return nil, driver.ErrSkip
+	}
+	return &stmt{c.conn, q}, nil
+}
+
+func (c *ctxConn) BeginTx(_ context.Context, o driver.TxOptions) (driver.Tx, error) {
+	return c.begin(o.ReadOnly)
+}
 
 func (c *ctxConn) QueryContext(_ context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
 	return c.query(q, c.values(args))
@@ -420,12 +517,20 @@ type legacyConn struct{ *conn }
 
 func (c *legacyConn) Prepare(q string) (driver.Stmt, error) { return &stmt{c.conn, q}, nil }
 
+// stmt is a prepared statement of a Legacy connection, or of one with
+// Options.Prepare.
 type stmt struct {
 	c *conn
 	q string
 }
 
-func (s *stmt) Close() error  { return nil }
+func (s *stmt) Close() error {
+	if s.c.running.Load() > 0 {
+		s.c.n.closedMidStmt.Add(1)
+	}
+	return nil
+}
+
 func (s *stmt) NumInput() int { return -1 }
 func (s *stmt) Exec(args []driver.Value) (driver.Result, error) {
 	return s.c.exec(s.q, args)
@@ -436,8 +541,17 @@ func (s *stmt) Query(args []driver.Value) (driver.Rows, error) {
 
 type tx struct{ c *conn }
 
-func (t tx) Commit() error   { t.c.record("COMMIT", nil); return nil }
-func (t tx) Rollback() error { t.c.record("ROLLBACK", nil); return nil }
+func (t tx) Commit() error {
+	t.c.readOnly.Store(false)
+	t.c.record("COMMIT", nil)
+	return nil
+}
+
+func (t tx) Rollback() error {
+	t.c.readOnly.Store(false)
+	t.c.record("ROLLBACK", nil)
+	return nil
+}
 
 // rows is a result of one row; with err set, the row is followed by err
 // instead of the end of the result.
