@@ -50,6 +50,7 @@ func (w *primaryWatch) signal() {
 func (c *Connector) refusal() error {
 	p := c.primary
 	if p.health.RoleMismatch() {
+		p.nudge() // a fresh connection may find the endpoint moved already
 		return &readOnlyError{node: p.cfg.Name}
 	}
 	if c.cfg.FailoverWait > 0 && p.health.Tripped() {
@@ -90,6 +91,8 @@ func (c *Connector) awaitPrimary(ctx context.Context, until *time.Time, cause er
 	defer c.writeWaiters.Add(-1)
 	t := time.NewTimer(left)
 	defer t.Stop()
+	nudge := time.NewTicker(nudgeEvery)
+	defer nudge.Stop()
 	for {
 		ch := c.primaryWatch.changed()
 		if !change {
@@ -103,6 +106,10 @@ func (c *Connector) awaitPrimary(ctx context.Context, until *time.Time, cause er
 		change = false
 		select {
 		case <-ch:
+		case <-nudge.C:
+			if p := c.primary; p.health.Tripped() || p.health.RoleMismatch() {
+				p.nudge()
+			}
 		case <-t.C:
 			return cause
 		case <-ctx.Done():

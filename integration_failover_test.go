@@ -165,6 +165,58 @@ func firstSuccessAfter(r results, from time.Time) (time.Duration, bool) {
 	return 0, false
 }
 
+// failoverRig is what both failover scenarios set up: a table written by
+// acknowledged writes, an endpoint in front of the primary, rwpool over
+// the endpoint and the real replicas, and a mixed load (4 writers, 8
+// readers) through it. restore lists the cluster.sh commands that put the
+// topology back, run at the end whatever happened.
+type failoverRig struct {
+	db               *sql.DB
+	ep               *endpoint
+	w                *ackedWrites
+	writers, readers *load
+}
+
+const failoverCheckInterval = time.Second
+
+func newFailoverRig(t *testing.T, cl *cluster, table string, wait time.Duration, restore [][]string) *failoverRig {
+	t.Helper()
+	// The bare driver on the primary: an rwpool *sql.DB would refuse
+	// writes for a while after the primary was read-only.
+	setup, err := sql.Open(cl.Driver, cl.NodeDSN(cl.Primary))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { setup.Close() }) // after the cleanup below
+	mustExec(t, setup, "DROP TABLE IF EXISTS "+table)
+	mustExec(t, setup, "CREATE TABLE "+table+" (id BIGINT PRIMARY KEY, w INT)")
+	cl.waitSync(t)
+	t.Cleanup(func() {
+		for _, args := range restore {
+			if out, err := clusterScript(args...); err != nil {
+				t.Errorf("cleanup: cluster.sh %v: %v\n%s", args, err, out)
+			}
+		}
+		mustExec(t, setup, "DROP TABLE IF EXISTS "+table)
+	})
+
+	r := &failoverRig{ep: newEndpoint(t, cl.Primary), w: &ackedWrites{acked: map[int64]time.Time{}}}
+	var b []byte
+	b = fmt.Appendf(b, "driver=%s;primary='%s';", cl.Driver, cl.NodeDSN(r.ep.addr()))
+	for _, rep := range cl.Replicas {
+		b = fmt.Appendf(b, "replica='%s';", cl.NodeDSN(rep))
+	}
+	b = fmt.Appendf(b, "check_interval=%s;failover_wait=%s", failoverCheckInterval, wait)
+	if r.db, err = sql.Open("rwpool", string(b)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.db.Close() })
+	r.writers = startLoadTimeout(t, r.db, 4, 10*time.Second, r.w.fn(r.db, table))
+	r.readers = startLoad(t, r.db, 8, cl.readFn(r.db, newSightings()))
+	soak(time.Second)
+	return r
+}
+
 // TestIntegrationSwitchoverBehindEndpoint is a graceful MariaDB switchover
 // behind an endpoint: the old primary is set read-only and left running,
 // replica1 catches up and is promoted, the endpoint moves to it. Every
@@ -186,58 +238,23 @@ func TestIntegrationSwitchoverBehindEndpoint(t *testing.T) {
 }
 
 func switchoverBehindEndpoint(t *testing.T, cl *cluster, wait time.Duration) {
-	const checkInterval = time.Second
 	const table = "rw_switchover"
+	checkInterval := failoverCheckInterval
 	primaryPort, newPrimary := portOf(cl.Primary), cl.Replicas[0]
-	// The bare driver on the primary: an rwpool *sql.DB would refuse
-	// writes for a while after the primary was read-only.
-	setup, err := sql.Open(cl.Driver, cl.NodeDSN(cl.Primary))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { setup.Close() }) // after the cleanup below
-	mustExec(t, setup, "DROP TABLE IF EXISTS "+table)
-	mustExec(t, setup, "CREATE TABLE "+table+" (id BIGINT PRIMARY KEY, w INT)")
-	cl.waitSync(t)
-
-	ep := newEndpoint(t, cl.Primary)
-	t.Cleanup(func() {
-		// Back to the original topology, whatever happened.
-		for _, args := range [][]string{
-			{"rejoin-node", portOf(newPrimary)},
-			{"set-read-only", primaryPort, "off"},
-			{"wait-sync"},
-		} {
-			if out, err := clusterScript(args...); err != nil {
-				t.Errorf("cleanup: cluster.sh %v: %v\n%s", args, err, out)
-			}
-		}
-		mustExec(t, setup, "DROP TABLE IF EXISTS "+table)
+	r := newFailoverRig(t, cl, table, wait, [][]string{
+		{"rejoin-node", portOf(newPrimary)},
+		{"set-read-only", primaryPort, "off"},
+		{"wait-sync"},
 	})
-	var b []byte
-	b = fmt.Appendf(b, "driver=%s;primary='%s';", cl.Driver, cl.NodeDSN(ep.addr()))
-	for _, r := range cl.Replicas {
-		b = fmt.Appendf(b, "replica='%s';", cl.NodeDSN(r))
-	}
-	b = fmt.Appendf(b, "check_interval=%s;failover_wait=%s", checkInterval, wait)
-	db, err := sql.Open("rwpool", string(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	var moved atomic.Int32
-	if err := rwpool.Configure(db, rwpool.WithEventHandler(func(e rwpool.Event) {
+	if err := rwpool.Configure(r.db, rwpool.WithEventHandler(func(e rwpool.Event) {
 		if e.Kind == rwpool.EndpointMoved && e.Node == "primary" {
 			moved.Add(1)
 		}
 	})); err != nil {
 		t.Fatal(err)
 	}
-
-	w := &ackedWrites{acked: map[int64]time.Time{}}
-	writers := startLoadTimeout(t, db, 4, 10*time.Second, w.fn(db, table))
-	readers := startLoad(t, db, 8, cl.readFn(db, newSightings()))
-	soak(time.Second)
+	w, ep, writers, readers := r.w, r.ep, r.writers, r.readers
 
 	tReadOnly := time.Now()
 	if out, err := clusterScript("set-read-only", primaryPort, "on"); err != nil {
@@ -316,54 +333,25 @@ func TestIntegrationKillPromoteMove(t *testing.T) {
 }
 
 func killPromoteMove(t *testing.T, cl *cluster, wait time.Duration) {
-	const checkInterval = time.Second
 	const table = "rw_killpromote"
+	checkInterval := failoverCheckInterval
 	primaryPort, newPrimary := portOf(cl.Primary), cl.Replicas[0]
-	setup, err := sql.Open(cl.Driver, cl.NodeDSN(cl.Primary))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { setup.Close() }) // after the cleanup below
-	mustExec(t, setup, "DROP TABLE IF EXISTS "+table)
-	mustExec(t, setup, "CREATE TABLE "+table+" (id BIGINT PRIMARY KEY, w INT)")
-	cl.waitSync(t)
-
-	ep := newEndpoint(t, cl.Primary)
-	t.Cleanup(func() {
-		// The old primary comes back as the primary; the promoted standby
-		// is made a standby of it again (a new base backup).
-		for _, args := range [][]string{
-			{"start-node", primaryPort},
-			{"rejoin-node", portOf(newPrimary)},
-			{"wait-sync"},
-		} {
-			if out, err := clusterScript(args...); err != nil {
-				t.Errorf("cleanup: cluster.sh %v: %v\n%s", args, err, out)
-			}
-		}
-		mustExec(t, setup, "DROP TABLE IF EXISTS "+table)
+	// The old primary comes back as the primary; the promoted standby is
+	// made a standby of it again (a new base backup).
+	r := newFailoverRig(t, cl, table, wait, [][]string{
+		{"start-node", primaryPort},
+		{"rejoin-node", portOf(newPrimary)},
+		{"wait-sync"},
 	})
-	var b []byte
-	b = fmt.Appendf(b, "driver=%s;primary='%s';", cl.Driver, cl.NodeDSN(ep.addr()))
-	for _, r := range cl.Replicas {
-		b = fmt.Appendf(b, "replica='%s';", cl.NodeDSN(r))
-	}
-	b = fmt.Appendf(b, "check_interval=%s;failover_wait=%s", checkInterval, wait)
-	db, err := sql.Open("rwpool", string(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-
-	w := &ackedWrites{acked: map[int64]time.Time{}}
-	writers := startLoadTimeout(t, db, 4, 10*time.Second, w.fn(db, table))
-	readers := startLoad(t, db, 8, cl.readFn(db, newSightings()))
-	soak(time.Second)
+	w, ep, writers, readers := r.w, r.ep, r.writers, r.readers
 
 	tKill := time.Now()
 	if out, err := clusterScript("kill-node", primaryPort); err != nil {
 		t.Fatalf("kill-node: %v\n%s", err, out)
 	}
+	// The processes died somewhere in [tKill, tKilled]: a write that
+	// started before tKilled may have been in flight then.
+	tKilled := time.Now()
 	// Acknowledged before the kill: what the standby had replayed by then
 	// survives; what it had not is lost to asynchronous replication, not
 	// to rwpool. Remember the acknowledgements of the last moment apart.
@@ -383,8 +371,8 @@ func killPromoteMove(t *testing.T, cl *cluster, wait time.Duration) {
 		t.Fatalf("no write succeeded after the endpoint moved: %s", wr.summary(tMove, time.Time{}))
 	}
 	missing := w.missingOn(t, cl, newPrimary, table)
-	inFlight := wr.failures(time.Time{}, tKill)                        // sent before the kill: may have been applied
-	afterKill := wr.failures(tKill.Add(time.Millisecond), time.Time{}) // issued during the outage
+	inFlight := wr.failures(time.Time{}, tKilled)  // may have been sent before the kill, and applied
+	afterKill := wr.failures(tKilled, time.Time{}) // issued during the outage
 	t.Logf("kill→move %s; writes back %s after the move; %d of %d failed (%d started before the kill: %s; %d after: %s); longest %s",
 		tMove.Sub(tKill).Round(time.Millisecond), back.Round(time.Millisecond),
 		len(inFlight)+len(afterKill), wr.count(time.Time{}, time.Time{}), len(inFlight), errSummary(inFlight, 2),
@@ -396,7 +384,7 @@ func killPromoteMove(t *testing.T, cl *cluster, wait time.Duration) {
 	}
 	w.mu.Lock()
 	for _, id := range missing {
-		if w.acked[id].After(tKill) {
+		if w.acked[id].After(tKilled) {
 			t.Errorf("write %d, acknowledged after the kill (by the new primary), is missing on it", id)
 		}
 	}

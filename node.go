@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/rwpool/rwpool/dsn"
 	"github.com/rwpool/rwpool/health"
@@ -22,10 +23,11 @@ type node struct {
 	health *breaker.Node
 	conn   nodeConnector // the real driver's connector, redacting and bounding dials
 
-	confirming   atomic.Bool // a confirming probe is running
-	refreshProbe atomic.Bool // the health checker's next probe dials anew (retire)
-	fencer       fencer      // fresh checks after read-only answers (fence.go)
-	repl         replState   // role, position and lag as last read
+	confirming   atomic.Bool  // a confirming probe is running
+	nudged       atomic.Int64 // UnixNano of the last probe statements asked of this unavailable node
+	refreshProbe atomic.Bool  // the health checker's next probe dials anew (retire)
+	fencer       fencer       // fresh checks after read-only answers (fence.go)
+	repl         replState    // role, position and lag as last read
 
 	served    atomic.Int64 // statements and transactions routed here
 	errors    atomic.Int64 // statements that failed here
@@ -44,6 +46,7 @@ type node struct {
 func (n *node) acquire(ctx context.Context) (*pool.Conn, error) {
 	if n.health.Tripped() {
 		n.errors.Add(1)
+		n.nudge()
 		return nil, newUnavailableError(n.cfg.Name, n.health.Since(), n.health.LastError())
 	}
 	pc, err := n.pool.Acquire(ctx)
@@ -190,5 +193,46 @@ func (n *node) reset(pc *pool.Conn) {
 	if !started { // closing: the pool closes it anyway
 		n.closedSession.Add(1)
 		pc.Destroy()
+	}
+}
+
+// nudgeEvery is how often statements that find a node unavailable may ask
+// for a probe of it between the health checker's own.
+const nudgeEvery = 200 * time.Millisecond
+
+// nudge probes a node now, at most every nudgeEvery, when statements
+// still want it and it refuses them (writes refused by a tripped or
+// read-only primary, or waiting for it with failover_wait): it comes back
+// (or is found behind a moved endpoint: a read-only primary is probed on
+// a fresh connection) within a fraction of check_interval instead of
+// waiting for the next health check. Probing a dead node costs a refused dial; a
+// node that hung (its probe timed out) is left to the health checker.
+func (n *node) nudge() {
+	if !n.c.cfg.Breaker || errors.Is(n.health.LastError(), health.ErrProbeTimeout) {
+		return // a hung node is the health checker's: its probes would pile up
+	}
+	now := time.Now().UnixNano()
+	last := n.nudged.Load()
+	if now-last < int64(nudgeEvery) || !n.nudged.CompareAndSwap(last, now) {
+		return
+	}
+	if !n.confirming.CompareAndSwap(false, true) {
+		return
+	}
+	if !n.c.bg.Go(func() {
+		defer n.confirming.Store(false)
+		var conn driver.Conn
+		lat, err := n.probe(&conn, true)
+		if conn != nil {
+			conn.Close()
+		}
+		if err == nil {
+			n.health.SetProbeLatency(lat)
+			if n.health.Recover() {
+				n.pool.DiscardIdle() // as after a health check's recovery
+			}
+		}
+	}) {
+		n.confirming.Store(false)
 	}
 }
