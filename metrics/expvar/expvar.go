@@ -130,6 +130,11 @@ type node struct {
 	WaitSeconds         float64   `json:"wait_seconds"`
 	Replays             int64     `json:"replays"`
 	Fallbacks           int64     `json:"fallbacks"`
+	Dials               int64     `json:"dials"`
+	ClosedSession       int64     `json:"closed_session"`
+	ClosedBroken        int64     `json:"closed_broken"`
+	ClosedExpired       int64     `json:"closed_expired"`
+	Resets              int64     `json:"resets"`
 	LagSeconds          *float64  `json:"lag_seconds,omitempty"`
 	LagKnown            bool      `json:"lag_known"`
 	Position            string    `json:"position"`
@@ -175,7 +180,12 @@ func fromSnapshot(s rwpool.Snapshot) snapshot {
 			WaitCount:           int64(n.WaitCount),
 			WaitSeconds:         n.WaitDuration.Seconds(),
 			Replays:             int64(n.Replays),
-			Fallbacks:           int64(n.Fallbacks),
+			Fallbacks:           n.Fallbacks,
+			Dials:               n.Dials,
+			ClosedSession:       n.ClosedSession,
+			ClosedBroken:        n.ClosedBroken,
+			ClosedExpired:       n.ClosedExpired,
+			Resets:              n.Resets,
 			LagKnown:            n.LagKnown,
 			Position:            n.Position,
 			Reports:             n.Reports,

@@ -56,6 +56,11 @@ type varJSON struct {
 		WaitSeconds         float64    `json:"wait_seconds"`
 		Replays             int64      `json:"replays"`
 		Fallbacks           int64      `json:"fallbacks"`
+		Dials               int64      `json:"dials"`
+		ClosedSession       int64      `json:"closed_session"`
+		ClosedBroken        int64      `json:"closed_broken"`
+		ClosedExpired       int64      `json:"closed_expired"`
+		Resets              int64      `json:"resets"`
 		LagSeconds          *float64   `json:"lag_seconds"`
 		LagKnown            bool       `json:"lag_known"`
 		Position            string     `json:"position"`

@@ -84,6 +84,7 @@ type collector struct {
 	replays, fallbacks                     *prometheus.Desc
 	available, probeLatency                *prometheus.Desc
 	replicationLag, roleMismatch, lagging  *prometheus.Desc
+	dials, closed, resets                  *prometheus.Desc
 }
 
 // NewCollector returns a collector for db, which must have been opened with
@@ -144,6 +145,11 @@ func newCollector(stats func() (rwpool.Snapshot, error), opts []Option) (*collec
 		replicationLag: desc("replication_lag_seconds", "Replication lag of the replica behind the primary, in seconds, as last measured (no series until measured, none for the primary)."),
 		roleMismatch:   desc("node_role_mismatch", "1 if the node reports a role its configuration does not expect (a writable replica or a read-only primary), else 0."),
 		lagging:        desc("node_lagging", "1 while the replica is out of reads because its replication lag exceeds max_lag, else 0."),
+		dials:          desc("connections_dialed_total", "Real connections the node's pool opened (each a new server session)."),
+		closed: prometheus.NewDesc(prometheus.BuildFQName(cfg.namespace, "", "connections_closed_total"),
+			"Real connections of the node rwpool closed, by cause: session (a lease changed its session state), broken (a connection-level failure, or a call interrupted at its deadline), expired (idle_timeout, max_lifetime).",
+			append(labels, "cause"), cfg.constLabels),
+		resets: desc("connections_reset_total", "Real connections of the node reset with reset_query instead of closed."),
 	}
 	// Registering with a throwaway registry reports every invalid name
 	// (bad namespace, bad or reserved constant label) now, as an error,
@@ -162,6 +168,7 @@ func (c *collector) descs() []*prometheus.Desc {
 		c.replays, c.fallbacks,
 		c.available, c.probeLatency,
 		c.replicationLag, c.roleMismatch, c.lagging,
+		c.dials, c.closed, c.resets,
 	}
 }
 
@@ -208,6 +215,11 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		send(c.roleMismatch, gauge, boolFloat(n.RoleMismatch()))
 		send(c.lagging, gauge, boolFloat(n.State == rwpool.Lagging))
+		send(c.dials, counter, float64(n.Dials))
+		for cause, v := range map[string]int64{"session": n.ClosedSession, "broken": n.ClosedBroken, "expired": n.ClosedExpired} {
+			ch <- prometheus.MustNewConstMetric(c.closed, counter, float64(v), n.Name, n.Role, cause)
+		}
+		send(c.resets, counter, float64(n.Resets))
 	}
 }
 

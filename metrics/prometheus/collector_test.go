@@ -44,7 +44,14 @@ var metricNames = []string{
 	lagMetric,
 	"rwpool_node_role_mismatch",
 	"rwpool_node_lagging",
+	"rwpool_connections_dialed_total",
+	closedMetric,
+	"rwpool_connections_reset_total",
 }
+
+// closedMetric has one series per node and cause (session, broken,
+// expired).
+const closedMetric = "rwpool_connections_closed_total"
 
 // lagMetric has a series only for nodes whose lag is known, which no node
 // of the plain fake ever is (its driver has no replication positions).
@@ -52,7 +59,7 @@ const lagMetric = "rwpool_replication_lag_seconds"
 
 // seriesWithoutLag is the number of series of a 3-node cluster none of
 // whose lags is known.
-var seriesWithoutLag = (len(metricNames) - 1) * 3
+var seriesWithoutLag = (len(metricNames)-1)*3 + 2*3 // the closed counter has three causes
 
 func newRegistry(t *testing.T, db *sql.DB, opts ...rwprom.Option) *prometheus.Registry {
 	t.Helper()
@@ -274,12 +281,30 @@ rwpool_waits_total{node="replica2",role="replica"} 0
 	// checked (the fake driver has no replication positions).
 	exact := []string{}
 	for _, n := range metricNames {
-		if n != "rwpool_wait_seconds_total" && n != "rwpool_node_probe_latency_seconds" {
+		switch n {
+		case "rwpool_wait_seconds_total", "rwpool_node_probe_latency_seconds",
+			"rwpool_connections_dialed_total", closedMetric, "rwpool_connections_reset_total":
+			// timing, and how many connections the pools happened to dial:
+			// checked against the snapshot below
+		default:
 			exact = append(exact, n)
 		}
 	}
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), exact...); err != nil {
 		t.Fatalf("%v\nsnapshot:\n%s", err, mustStats(t, c.DB))
+	}
+	s := mustStats(t, c.DB)
+	for _, n := range s.Nodes {
+		for metric, v := range map[string]int64{
+			`rwpool_connections_dialed_total{node="` + n.Name + `",role="` + n.Role + `"}`:                 n.Dials,
+			`rwpool_connections_closed_total{cause="broken",node="` + n.Name + `",role="` + n.Role + `"}`:  n.ClosedBroken,
+			`rwpool_connections_closed_total{cause="session",node="` + n.Name + `",role="` + n.Role + `"}`: n.ClosedSession,
+			`rwpool_connections_reset_total{node="` + n.Name + `",role="` + n.Role + `"}`:                  n.Resets,
+		} {
+			if text := gatherText(t, reg); !strings.Contains(text, fmt.Sprintf("%s %d\n", metric, v)) {
+				t.Errorf("no %s %d in:\n%s", metric, v, text)
+			}
+		}
 	}
 	if n := testutil.CollectAndCount(mustCollector(t, c.DB)); n != seriesWithoutLag {
 		t.Errorf("%d series, want %d (%d metrics × 3 nodes, no lag)", n, seriesWithoutLag, len(metricNames)-1)
@@ -522,8 +547,8 @@ rwpool_replication_lag_seconds{node="replica2",role="replica"} 0
 	if err != nil {
 		t.Fatalf("%v\nsnapshot:\n%s", err, mustStats(t, c.DB))
 	}
-	if n, _ := testutil.GatherAndCount(reg); n != len(metricNames)*3-1 {
-		t.Errorf("%d series, want %d (every metric × 3 nodes, but no lag for the primary)", n, len(metricNames)*3-1)
+	if n, _ := testutil.GatherAndCount(reg); n != seriesWithoutLag+2 {
+		t.Errorf("%d series, want %d (every metric × 3 nodes, but no lag for the primary)", n, seriesWithoutLag+2)
 	}
 
 	// A status that cannot be parsed is a status error; its text, which
