@@ -104,12 +104,28 @@ const (
 	// lag exceeds max_lag (state "lagging"), else 0; Int64ObservableGauge,
 	// no unit.
 	MetricNodeLagging = "rwpool.node.lagging"
+	// MetricConnectionsDialed is the number of real connections a node's
+	// pool opened, each a new server session; Int64ObservableCounter, unit
+	// {connection}.
+	MetricConnectionsDialed = "rwpool.connections.dialed"
+	// MetricConnectionsClosed is the number of a node's real connections
+	// rwpool closed, with attribute cause: "session" (a lease changed
+	// their session state), "broken" (a connection-level failure, or a
+	// call interrupted at its deadline) or "expired" (idle_timeout,
+	// max_lifetime); Int64ObservableCounter, unit {connection}.
+	MetricConnectionsClosed = "rwpool.connections.closed"
+	// MetricConnectionsReset is the number of a node's real connections
+	// reset with reset_query instead of closed; Int64ObservableCounter,
+	// unit {connection}.
+	MetricConnectionsReset = "rwpool.connections.reset"
 )
 
 // Attribute keys of every observation.
 const (
 	AttrNode = attribute.Key("node") // the node's name in the rwpool DSN
 	AttrRole = attribute.Key("role") // "primary" or "replica"
+	// AttrCause says why MetricConnectionsClosed's connections were closed.
+	AttrCause = attribute.Key("cause")
 )
 
 // Option configures Register.
@@ -205,7 +221,15 @@ func register(stats func() (rwpool.Snapshot, error), mp metric.MeterProvider, op
 		lag       = f64(m.Float64ObservableGauge(MetricReplicationLag, metric.WithUnit("s"), metric.WithDescription("Replication lag of the replica behind the primary, as last measured (not observed until measured, nor for the primary).")))
 		mismatch  = i64(m.Int64ObservableGauge(MetricNodeRoleMismatch, metric.WithDescription("1 if the node reports a role its configuration does not expect (a writable replica or a read-only primary), else 0.")))
 		lagging   = i64(m.Int64ObservableGauge(MetricNodeLagging, metric.WithDescription("1 while the replica is out of reads because its replication lag exceeds max_lag, else 0.")))
+		dialed    = counter(MetricConnectionsDialed, "{connection}", "Real connections the node's pool opened, each a new server session.")
+		closed    = counter(MetricConnectionsClosed, "{connection}", "Real connections of the node rwpool closed, by cause (session, broken, expired).")
+		resets    = counter(MetricConnectionsReset, "{connection}", "Real connections of the node reset with reset_query instead of closed.")
 	)
+	causes := [3]metric.MeasurementOption{
+		metric.WithAttributes(AttrCause.String("session")),
+		metric.WithAttributes(AttrCause.String("broken")),
+		metric.WithAttributes(AttrCause.String("expired")),
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("rwotel: %w", err)
 	}
@@ -255,10 +279,15 @@ func register(stats func() (rwpool.Snapshot, error), mp metric.MeterProvider, op
 			}
 			o.ObserveInt64(mismatch, boolInt64(n.RoleMismatch()), a)
 			o.ObserveInt64(lagging, boolInt64(n.State == rwpool.Lagging), a)
+			o.ObserveInt64(dialed, n.Dials, a)
+			o.ObserveInt64(closed, n.ClosedSession, a, causes[0])
+			o.ObserveInt64(closed, n.ClosedBroken, a, causes[1])
+			o.ObserveInt64(closed, n.ClosedExpired, a, causes[2])
+			o.ObserveInt64(resets, n.Resets, a)
 		}
 		return nil
 	}, open, idle, inUse, maxOpen, waiters, waits, waitTime, served, stmtErrs, trips, replays, fallbacks, available, probe,
-		lag, mismatch, lagging)
+		lag, mismatch, lagging, dialed, closed, resets)
 	if err != nil {
 		return nil, fmt.Errorf("rwotel: %w", err)
 	}

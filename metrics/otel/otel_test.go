@@ -41,23 +41,26 @@ var instruments = map[string]struct {
 	kind kind
 	unit string
 }{
-	rwotel.MetricConnectionsOpen:  {upDown, "{connection}"},
-	rwotel.MetricConnectionsIdle:  {upDown, "{connection}"},
-	rwotel.MetricConnectionsInUse: {upDown, "{connection}"},
-	rwotel.MetricConnectionsMax:   {upDown, "{connection}"},
-	rwotel.MetricWaiters:          {upDown, "{waiter}"},
-	rwotel.MetricWaits:            {counter, "{wait}"},
-	rwotel.MetricWaitTime:         {counter, "s"},
-	rwotel.MetricStatementsServed: {counter, "{statement}"},
-	rwotel.MetricStatementErrors:  {counter, "{error}"},
-	rwotel.MetricNodeTrips:        {counter, "{trip}"},
-	rwotel.MetricReplays:          {counter, "{replay}"},
-	rwotel.MetricFallbacks:        {counter, "{fallback}"},
-	rwotel.MetricNodeAvailable:    {gauge, ""},
-	rwotel.MetricNodeProbeLatency: {gauge, "s"},
-	rwotel.MetricReplicationLag:   {gauge, "s"},
-	rwotel.MetricNodeRoleMismatch: {gauge, ""},
-	rwotel.MetricNodeLagging:      {gauge, ""},
+	rwotel.MetricConnectionsOpen:   {upDown, "{connection}"},
+	rwotel.MetricConnectionsIdle:   {upDown, "{connection}"},
+	rwotel.MetricConnectionsInUse:  {upDown, "{connection}"},
+	rwotel.MetricConnectionsMax:    {upDown, "{connection}"},
+	rwotel.MetricWaiters:           {upDown, "{waiter}"},
+	rwotel.MetricWaits:             {counter, "{wait}"},
+	rwotel.MetricWaitTime:          {counter, "s"},
+	rwotel.MetricStatementsServed:  {counter, "{statement}"},
+	rwotel.MetricStatementErrors:   {counter, "{error}"},
+	rwotel.MetricNodeTrips:         {counter, "{trip}"},
+	rwotel.MetricReplays:           {counter, "{replay}"},
+	rwotel.MetricFallbacks:         {counter, "{fallback}"},
+	rwotel.MetricNodeAvailable:     {gauge, ""},
+	rwotel.MetricNodeProbeLatency:  {gauge, "s"},
+	rwotel.MetricReplicationLag:    {gauge, "s"},
+	rwotel.MetricNodeRoleMismatch:  {gauge, ""},
+	rwotel.MetricNodeLagging:       {gauge, ""},
+	rwotel.MetricConnectionsDialed: {counter, "{connection}"},
+	rwotel.MetricConnectionsClosed: {counter, "{connection}"},
+	rwotel.MetricConnectionsReset:  {counter, "{connection}"},
 }
 
 // collected is one collection: metric name → series key → value, where
@@ -264,6 +267,30 @@ func TestRegisterReportsSnapshot(t *testing.T) {
 	}
 	delete(all, rwotel.MetricWaitTime)
 	delete(all, rwotel.MetricNodeProbeLatency)
+	// How many connections the pools dialled and closed depends on the
+	// run: compare with the snapshot instead.
+	s, err := rwpool.Stats(c.DB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, key := range []string{p, r1, r2} {
+		n := s.Nodes[i]
+		for name, want := range map[string]float64{
+			rwotel.MetricConnectionsDialed + " " + key:               float64(n.Dials),
+			rwotel.MetricConnectionsClosed + " cause=session," + key: float64(n.ClosedSession),
+			rwotel.MetricConnectionsClosed + " cause=broken," + key:  float64(n.ClosedBroken),
+			rwotel.MetricConnectionsClosed + " cause=expired," + key: float64(n.ClosedExpired),
+			rwotel.MetricConnectionsReset + " " + key:                float64(n.Resets),
+		} {
+			metric, series, _ := strings.Cut(name, " ")
+			if got, ok := all[metric][series]; !ok || got != want {
+				t.Errorf("%s{%s} = %v (observed: %v), want %v", metric, series, got, ok, want)
+			}
+		}
+	}
+	delete(all, rwotel.MetricConnectionsDialed)
+	delete(all, rwotel.MetricConnectionsClosed)
+	delete(all, rwotel.MetricConnectionsReset)
 	series := func(primary, replica1, replica2 float64) map[string]float64 {
 		return map[string]float64{p: primary, r1: replica1, r2: replica2}
 	}
