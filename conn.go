@@ -63,7 +63,7 @@ func (vc *conn) onPin(ctx context.Context, o ctxOpts, d routing.Decision, write 
 					return err
 				}
 			}
-			n := vc.c.primary
+			n := vc.c.primaryNode()
 			pc, err := n.acquire(ctx)
 			if err != nil {
 				// Nothing was sent: with failover_wait, a write waits for
@@ -304,7 +304,7 @@ func (vc *conn) queryPinned(ctx context.Context, d routing.Decision, run func(*p
 	if write && o.session != nil && vc.lease.tx == nil {
 		// The rows hold the connection: the position is read at the
 		// session's next read.
-		o.session.wrotePending()
+		o.session.wrotePending(vc.c.follow.epoch.Load())
 	}
 	return r, nil
 }
@@ -380,13 +380,13 @@ func (vc *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, 
 	}
 	if err != nil {
 		out, err := l.settle(ctx, err, fresh)
-		if out.reusable() && l.n != vc.c.primary {
+		if out.reusable() && l.n != vc.c.primaryNode() {
 			l.unpin()
 		}
 		return nil, err
 	}
 	l.tx = &tx{vc: vc, tx: rtx}
-	if !opts.ReadOnly && l.n == vc.c.primary {
+	if !opts.ReadOnly && l.n == vc.c.primaryNode() {
 		l.tx.session = o.session
 	}
 	o.record(l.n, reasonTx, 0)
@@ -408,7 +408,7 @@ func (vc *conn) Ping(ctx context.Context) error {
 		return err
 	}
 	vc.lease.unpark()
-	n := vc.c.primary
+	n := vc.c.primaryNode()
 	pc, err := n.acquire(ctx)
 	if err != nil {
 		return err

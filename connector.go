@@ -28,13 +28,15 @@ import (
 type Connector struct {
 	cfg      dsn.Config // private copy; never changed after NewConnector
 	dialect  routing.Dialect
-	watch    bool    // the driver may block past a context's end (needsWatch)
-	parks    bool    // leases park their last connection for diagnostics statements (lease.park)
-	drv      *Driver // returned by Driver, so Stats can find us from a *sql.DB
-	primary  *node
+	watch    bool                 // the driver may block past a context's end (needsWatch)
+	parks    bool                 // leases park their last connection for diagnostics statements (lease.park)
+	drv      *Driver              // returned by Driver, so Stats can find us from a *sql.DB
+	prim     atomic.Pointer[node] // the node writes go to (primaryNode)
 	replicas []*node
 	nodes    []*node // primary first, then replicas in DSN order
 	picker   *pick.Picker
+	readers  []*node             // the picker's candidates, in its order: the replicas, or every node with follow_promotion
+	follow   follower            // the roles the servers report, with follow_promotion (promote.go)
 	cache    *routecache.Cache   // the classifier's decisions for repeated statements
 	flav     atomic.Uint32       // replication.Flavor, once known
 	history  replication.History // the primary's recent positions, for replica lag
@@ -114,11 +116,20 @@ func NewConnector(cfg *dsn.Config, opts ...Option) (*Connector, error) {
 		}
 		c.nodes = append(c.nodes, n)
 		if nc.Role == dsn.RolePrimary {
-			c.primary = n
+			c.prim.Store(n)
 			continue
 		}
 		c.replicas = append(c.replicas, n)
 		picks = append(picks, pick.Candidate{Weight: nc.Weight, Node: n.health})
+	}
+	c.readers = c.replicas
+	if cp.FollowPromotion {
+		// Any node may serve reads as a replica: the primary of the DSN
+		// once demoted, and no node while it is the primary (readNode).
+		c.readers, picks = c.nodes, picks[:0]
+		for _, n := range c.nodes {
+			picks = append(picks, pick.Candidate{Weight: n.cfg.Weight, Node: readNode{n}})
+		}
 	}
 	c.picker = pick.New(picks)
 	if cp.Breaker {
@@ -333,3 +344,7 @@ func Configure(db *sql.DB, opts ...Option) error {
 	}
 	return nil
 }
+
+// primaryNode returns the node writes go to: the DSN's primary, or, with
+// follow_promotion, the node promoted since (promote.go).
+func (c *Connector) primaryNode() *node { return c.prim.Load() }

@@ -53,6 +53,6 @@ func WithRoute(ctx context.Context, r *Route) context.Context {
 // record fills the caller's Route, if it asked for one.
 func (o ctxOpts) record(n *node, reason string, replays int) {
 	if o.route != nil {
-		*o.route = Route{Node: n.cfg.Name, Role: n.cfg.Role.String(), Reason: reason, Replays: replays}
+		*o.route = Route{Node: n.cfg.Name, Role: n.role().String(), Reason: reason, Replays: replays}
 	}
 }

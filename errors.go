@@ -60,6 +60,12 @@ var (
 	// than a refused connection.
 	ErrProbeTimeout = health.ErrProbeTimeout
 
+	// ErrSplitBrain is wrapped, with ErrUnavailable, by the error of a
+	// write refused because, with follow_promotion, the primary is
+	// unavailable or read-only and two or more other nodes report
+	// themselves writable: rwpool sends writes to none of them.
+	ErrSplitBrain = errors.New("rwpool: several nodes claim to be the primary")
+
 	// ErrNotRWPool is returned by the functions that take a *sql.DB or a
 	// *sql.Conn (Stats, Configure, Raw) for one not opened with rwpool.
 	ErrNotRWPool = errors.New("rwpool: not an rwpool database")

@@ -76,7 +76,7 @@ const (
 // notify logs a transition and passes it to the handler; a change of the
 // primary also wakes the writes waiting for it.
 func (c *Connector) notify(e Event) {
-	if c.primary != nil && e.Node == c.primary.cfg.Name {
+	if p := c.primaryNode(); p != nil && (e.Node == p.cfg.Name || e.Kind == health.RoleChanged) {
 		defer c.primaryWatch.signal()
 	}
 	if l := c.logger.Load(); l != nil {

@@ -48,7 +48,10 @@ func (w *primaryWatch) signal() {
 // Without failover_wait an unavailable primary is found by acquire, as for
 // any statement.
 func (c *Connector) refusal() error {
-	p := c.primary
+	if err := c.splitRefusal(); err != nil {
+		return err
+	}
+	p := c.primaryNode()
 	if p.health.RoleMismatch() {
 		p.nudge() // a fresh connection may find the endpoint moved already
 		return &readOnlyError{node: p.cfg.Name}
@@ -107,7 +110,7 @@ func (c *Connector) awaitPrimary(ctx context.Context, until *time.Time, cause er
 		select {
 		case <-ch:
 		case <-nudge.C:
-			if p := c.primary; p.health.Tripped() || p.health.RoleMismatch() {
+			if p := c.primaryNode(); p.health.Tripped() || p.health.RoleMismatch() {
 				p.nudge()
 			}
 		case <-t.C:

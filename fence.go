@@ -127,7 +127,7 @@ func (n *node) checkFresh(old string) (bool, error) {
 func (n *node) retire(cause error) {
 	n.pool.DiscardIdle()
 	n.refreshProbe.Store(true)
-	n.c.notify(Event{Kind: health.EndpointMoved, Node: n.cfg.Name, Role: n.cfg.Role.String(),
+	n.c.notify(Event{Kind: health.EndpointMoved, Node: n.cfg.Name, Role: n.role().String(),
 		From: n.health.State(), To: n.health.State(),
 		Cause: fmt.Errorf("rwpool: node %s: endpoint moved: %w", n.cfg.Name, cause), At: time.Now()})
 }

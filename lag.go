@@ -100,6 +100,9 @@ func (n *node) observe(at time.Time, st replication.Status, err error) {
 		return
 	}
 	n.repl.statusErr.Store(nil)
+	// The position first: a node seen writable (and so perhaps promoted,
+	// promote.go) has its position known.
+	n.repl.advance(st.Pos)
 	wasReadOnly, _ := n.health.ReadOnly()
 	n.health.SetReadOnly(st.ReadOnly)
 	if wasReadOnly && !st.ReadOnly && n.isPrimary() {
@@ -108,7 +111,10 @@ func (n *node) observe(at time.Time, st replication.Status, err error) {
 		// writable server, so the old connections may all be on another.
 		n.retire(errors.New("the primary reported read-only; a freshly dialled connection reaches a writable server"))
 	}
-	n.repl.advance(st.Pos)
+	if n.c.cfg.FollowPromotion {
+		n.checkFollowing(st)
+		n.c.followRoles()
+	}
 	if n.isPrimary() {
 		if !st.Pos.IsZero() {
 			n.c.history.Add(at, st.Pos)
@@ -146,7 +152,7 @@ func (n *node) observe(at time.Time, st replication.Status, err error) {
 	}
 }
 
-func (n *node) isPrimary() bool { return n == n.c.primary }
+func (n *node) isPrimary() bool { return n == n.c.primaryNode() }
 
 // firstRow runs query on conn and returns its first row.
 func firstRow(ctx context.Context, conn driver.Conn, query string) ([]driver.Value, error) {

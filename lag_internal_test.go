@@ -45,7 +45,7 @@ func lsnPos(t *testing.T, s string) replication.Position {
 // flap.
 func TestMaxLagHysteresis(t *testing.T) {
 	c, events := newTestConnector(t, time.Second)
-	primary, replica := c.primary, c.replicas[0]
+	primary, replica := c.primaryNode(), c.replicas[0]
 	t0 := time.Now()
 	primary.observe(t0, replication.Status{Pos: lsnPos(t, "0/10"), ReplayAge: -1}, nil)
 	primary.observe(t0.Add(time.Second), replication.Status{Pos: lsnPos(t, "0/100"), ReplayAge: -1}, nil)
@@ -91,7 +91,7 @@ func TestMaxLagHysteresis(t *testing.T) {
 func TestMaxLagOff(t *testing.T) {
 	c, events := newTestConnector(t, 0)
 	t0 := time.Now()
-	c.primary.observe(t0, replication.Status{Pos: lsnPos(t, "0/100"), ReplayAge: -1}, nil)
+	c.primaryNode().observe(t0, replication.Status{Pos: lsnPos(t, "0/100"), ReplayAge: -1}, nil)
 	c.replicas[0].observe(t0, replication.Status{ReadOnly: true, Pos: lsnPos(t, "0/1"), ReplayAge: time.Hour}, nil)
 	if lag, ok := c.replicas[0].health.Lag(); !ok || lag == 0 || c.replicas[0].health.State() != Available || len(*events) != 0 {
 		t.Errorf("lag %s %v, state %s, events %v", lag, ok, c.replicas[0].health.State(), *events)

@@ -12,6 +12,8 @@ import (
 // runs prepared and direct statements, converts values with the default
 // converter, and reports column types as database/sql would without rwpool.
 func TestLegacyDriverWithoutOptionalInterfaces(t *testing.T) {
+	legacy.Fresh("legacy-p")
+	legacy.Fresh("legacy-r")
 	db, err := sql.Open("rwpool", "driver=rwpool-test-legacy;primary=legacy-p;replica=legacy-r name=r")
 	if err != nil {
 		t.Fatal(err)

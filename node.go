@@ -11,6 +11,7 @@ import (
 	"github.com/rwpool/rwpool/dsn"
 	"github.com/rwpool/rwpool/health"
 	"github.com/rwpool/rwpool/internal/breaker"
+	"github.com/rwpool/rwpool/internal/replication"
 	"github.com/rwpool/rwpool/pool"
 )
 
@@ -27,7 +28,12 @@ type node struct {
 	nudged       atomic.Int64 // UnixNano of the last probe statements asked of this unavailable node
 	refreshProbe atomic.Bool  // the health checker's next probe dials anew (retire)
 	fencer       fencer       // fresh checks after read-only answers (fence.go)
-	repl         replState    // role, position and lag as last read
+
+	// follow_promotion (promote.go)
+	unfollowed atomic.Bool                          // a demoted primary not yet following the new one: no reads
+	followFrom atomic.Pointer[replication.Position] // the new primary's position when it was promoted
+	roleSince  atomic.Int64                         // UnixNano of the last role change; 0: the DSN's role
+	repl       replState                            // role, position and lag as last read
 
 	served    atomic.Int64 // statements and transactions routed here
 	errors    atomic.Int64 // statements that failed here

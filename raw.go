@@ -51,7 +51,7 @@ func (vc *conn) raw(ctx context.Context, f func(any) error) error {
 		if err := vc.c.writable(ctx, &until); err != nil {
 			return err
 		}
-		n := vc.c.primary
+		n := vc.c.primaryNode()
 		pc, err := n.acquire(ctx)
 		if err != nil {
 			return err

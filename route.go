@@ -33,15 +33,16 @@ import (
 // Reasons a statement went where it did, besides the classifier's rule
 // (routing.Rule's String).
 const (
-	reasonWithPrimary    = "WithPrimary"
-	reasonNoReplica      = "no replica configured"
-	reasonFallback       = "fallback: no replica available"
-	reasonTx             = "transaction"
-	reasonPinned         = "lease pinned by an earlier write or session statement"
-	reasonPrevious       = "diagnostics: on the connection of the previous statement"
-	reasonSessionWindow  = "read-your-writes: within read_your_writes of the session's write"
-	reasonSessionUnknown = "read-your-writes: the session's write position is unknown"
-	reasonSessionBehind  = "read-your-writes: no replica has applied the session's writes"
+	reasonWithPrimary     = "WithPrimary"
+	reasonNoReplica       = "no replica configured"
+	reasonFallback        = "fallback: no replica available"
+	reasonTx              = "transaction"
+	reasonPinned          = "lease pinned by an earlier write or session statement"
+	reasonPrevious        = "diagnostics: on the connection of the previous statement"
+	reasonSessionWindow   = "read-your-writes: within read_your_writes of the session's write"
+	reasonSessionUnknown  = "read-your-writes: the session's write position is unknown"
+	reasonSessionBehind   = "read-your-writes: no replica has applied the session's writes"
+	reasonSessionPromoted = "read-your-writes: a promotion changed the primary since the session's writes"
 )
 
 // pins reports whether a statement classified d runs on the lease's pin,
@@ -73,27 +74,27 @@ func isWrite(d routing.Decision) bool {
 // primary then serves the read whatever fallback says, since it has them.
 func (c *Connector) routeRead(primary bool, tried []*node, behind bool) (*node, string, error) {
 	if primary || len(c.replicas) == 0 {
-		if slices.Contains(tried, c.primary) {
+		if slices.Contains(tried, c.primaryNode()) {
 			return nil, "", errNoReplica
 		}
 		if primary {
-			return c.primary, reasonWithPrimary, nil
+			return c.primaryNode(), reasonWithPrimary, nil
 		}
-		return c.primary, reasonNoReplica, nil
+		return c.primaryNode(), reasonNoReplica, nil
 	}
 	var skip func(int) bool
 	if len(tried) > 0 {
-		skip = func(i int) bool { return slices.Contains(tried, c.replicas[i]) }
+		skip = func(i int) bool { return slices.Contains(tried, c.readers[i]) }
 	}
 	if i := c.picker.Pick(skip); i >= 0 {
-		return c.replicas[i], "", nil
+		return c.readers[i], "", nil
 	}
-	if behind && !slices.Contains(tried, c.primary) {
-		return c.primary, reasonSessionBehind, nil
+	if behind && !slices.Contains(tried, c.primaryNode()) {
+		return c.primaryNode(), reasonSessionBehind, nil
 	}
-	if c.cfg.Fallback == dsn.FallbackPrimary && !slices.Contains(tried, c.primary) {
-		c.primary.fallbacks.Add(1)
-		return c.primary, reasonFallback, nil
+	if c.cfg.Fallback == dsn.FallbackPrimary && !slices.Contains(tried, c.primaryNode()) {
+		c.primaryNode().fallbacks.Add(1)
+		return c.primaryNode(), reasonFallback, nil
 	}
 	return nil, "", errNoReplica
 }
@@ -114,5 +115,5 @@ func (c *Connector) routeTx(ctx context.Context, o ctxOpts, opts driver.TxOption
 			return nil, err
 		}
 	}
-	return c.primary, nil
+	return c.primaryNode(), nil
 }

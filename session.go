@@ -51,6 +51,7 @@ type session struct {
 	target  replication.Position // covers every write whose position was read
 	pending int                  // writes whose position is not read yet
 	wroteAt time.Time            // the last write, for read_your_writes
+	epoch   uint64               // the Connector's promotions when the session last wrote (follow_promotion)
 }
 
 // Time budgets of session reads.
@@ -77,11 +78,15 @@ func (c *Connector) planRead(ctx context.Context, s *session) readPlan {
 		return readPlan{}
 	}
 	s.mu.Lock()
-	wroteAt, target, pending := s.wroteAt, s.target, s.pending
+	wroteAt, target, pending, epoch := s.wroteAt, s.target, s.pending, s.epoch
 	s.mu.Unlock()
 	switch {
 	case wroteAt.IsZero():
 		return readPlan{}
+	case epoch != c.follow.epoch.Load():
+		// The session's positions came from another primary than
+		// today's: only the new primary is sure to have its writes.
+		return readPlan{primary: true, reason: reasonSessionPromoted}
 	case c.cfg.ReadYourWrites > 0:
 		if time.Since(wroteAt) < c.cfg.ReadYourWrites {
 			return readPlan{primary: true, reason: reasonSessionWindow}
@@ -114,14 +119,14 @@ func (c *Connector) wrote(ctx context.Context, s *session, pc *pool.Conn) error 
 	now := time.Now()
 	if c.cfg.ReadYourWrites > 0 {
 		s.mu.Lock()
-		s.wroteAt = now
+		s.wroteAt, s.epoch = now, c.follow.epoch.Load()
 		s.mu.Unlock()
 		return nil
 	}
 	p, err := c.writtenPosition(ctx, pc)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.wroteAt = now
+	s.wroteAt, s.epoch = now, c.follow.epoch.Load()
 	if err != nil {
 		s.pending++
 		if !outcomeOf(err).reusable() {
@@ -136,9 +141,9 @@ func (c *Connector) wrote(ctx context.Context, s *session, pc *pool.Conn) error 
 // wrotePending records a write whose position is read later, at the
 // session's next read (a write whose rows are still open on its
 // connection).
-func (s *session) wrotePending() {
+func (s *session) wrotePending(epoch uint64) {
 	s.mu.Lock()
-	s.wroteAt = time.Now()
+	s.wroteAt, s.epoch = time.Now(), epoch
 	s.pending++
 	s.mu.Unlock()
 }
@@ -171,7 +176,7 @@ func (c *Connector) writtenPosition(ctx context.Context, pc *pool.Conn) (replica
 // primaryPosition reads the primary's current position on a connection of
 // its pool.
 func (c *Connector) primaryPosition(ctx context.Context) (replication.Position, error) {
-	n := c.primary
+	n := c.primaryNode()
 	pc, err := n.acquire(ctx)
 	if err != nil {
 		return replication.Position{}, err

@@ -23,7 +23,8 @@ import (
 // int, as in database/sql's DBStats.
 type NodeStats struct {
 	Name         string        // node name from the DSN
-	Role         string        // "primary" or "replica"
+	Role         string        // "primary" or "replica": the DSN's, or, with follow_promotion, the one the node was given since
+	RoleSince    time.Time     // when the node was given Role by a promotion; zero while it has the DSN's
 	Weight       int           // replica weight (1 for the primary)
 	Available    bool          // whether routing may choose it: State == Available
 	State        State         // Available, Unavailable or Lagging (a replica behind max_lag)
@@ -129,7 +130,8 @@ func (c *Connector) Stats() Snapshot {
 		}
 		s.Nodes[i] = NodeStats{
 			Name:          n.cfg.Name,
-			Role:          n.cfg.Role.String(),
+			Role:          n.role().String(),
+			RoleSince:     unixNano(n.roleSince.Load()),
 			Weight:        n.cfg.Weight,
 			Available:     b.Available(),
 			State:         b.State,
@@ -182,4 +184,12 @@ func connectorOf(db *sql.DB) *Connector {
 		return d.c
 	}
 	return nil
+}
+
+// unixNano returns the time of ns nanoseconds since the epoch, zero for 0.
+func unixNano(ns int64) time.Time {
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns)
 }

@@ -28,7 +28,7 @@ func (t *tx) Commit() error {
 		// probe_timeout.
 		t.vc.sessionWrote(context.Background(), t.session)
 	}
-	l.endTx(err, t.vc.c.primary)
+	l.endTx(err, t.vc.c.primaryNode())
 	return err
 }
 
@@ -40,6 +40,6 @@ func (t *tx) Rollback() error {
 		return err
 	}
 	err := t.tx.Rollback()
-	l.endTx(err, t.vc.c.primary)
+	l.endTx(err, t.vc.c.primaryNode())
 	return err
 }

@@ -194,6 +194,12 @@ type Config struct {
 	// once; then they run on the primary that came back. 0 fails them at
 	// once (failover_wait).
 	FailoverWait time.Duration
+	// FollowPromotion makes rwpool follow the roles the servers report
+	// instead of keeping those of the DSN: a node that reports itself
+	// writable becomes the primary when the current one is unavailable
+	// or reports read-only, if it is the only one (follow_promotion). It
+	// needs breaker=on: roles are read by the health checker.
+	FollowPromotion bool
 
 	// made is set by NewConfig (and so Parse): the Config started from the
 	// defaults. Validate rejects a Config without it.

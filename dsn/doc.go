@@ -59,6 +59,7 @@
 //	max_lag          0 (off)     exclude replicas measured this far behind, >= 0
 //	read_your_writes 0 (off)     session reads go to the primary this long after
 //	                             a write, instead of comparing positions, >= 0
+//	follow_promotion off         follow the roles the servers report: on | off
 //	failover_wait    0 (off)     writes wait this long for a writable primary
 //	                             instead of failing at once, >= 0
 //	reset_query      (none)      run at the end of a lease that changed a

@@ -95,6 +95,7 @@ func (c *Config) GoString() string {
 	field("ReadYourWrites", dur(c.ReadYourWrites))
 	field("ResetQuery", strconv.Quote(c.ResetQuery))
 	field("FailoverWait", dur(c.FailoverWait))
+	field("FollowPromotion", strconv.FormatBool(c.FollowPromotion))
 	b.WriteString("}")
 	return b.String()
 }
@@ -165,6 +166,9 @@ func (c *Config) format(redact bool) string {
 	}
 	if c.FailoverWait != 0 {
 		item(keyFailoverWait, c.FailoverWait.String())
+	}
+	if c.FollowPromotion {
+		item(keyFollow, "on")
 	}
 	return b.String()
 }

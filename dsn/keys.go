@@ -21,6 +21,7 @@ const (
 	keyReadYourWrites = "read_your_writes"
 	keyResetQuery     = "reset_query"
 	keyFailoverWait   = "failover_wait"
+	keyFollow         = "follow_promotion"
 )
 
 // Node attribute names.
@@ -35,7 +36,7 @@ var knownKeys = []string{
 	keyAcquireTimeout, keyIdleTimeout, keyMaxLifetime, keyMaxWaiters,
 	keyCheckInterval, keyProbeQuery, keyProbeTimeout, keyBreaker,
 	keyFallback, keyReadOnlyTx, keyMaxLag, keyReadYourWrites, keyResetQuery,
-	keyFailoverWait,
+	keyFailoverWait, keyFollow,
 }
 
 var knownAttrs = []string{attrWeight, attrName}

@@ -105,6 +105,15 @@ func (p *parser) apply(it item) error {
 		c.MaxLag, err = parseDuration(key, v)
 	case keyFailoverWait:
 		c.FailoverWait, err = parseDuration(key, v)
+	case keyFollow:
+		switch v.text {
+		case "on":
+			c.FollowPromotion = true
+		case "off":
+			c.FollowPromotion = false
+		default:
+			err = newErr(key, -1, "invalid value "+strconv.Quote(v.text)+" (want on or off)")
+		}
 	case keyReadYourWrites:
 		c.ReadYourWrites, err = parseDuration(key, v)
 	case keyProbeQuery:

@@ -132,6 +132,7 @@ func TestParseValid(t *testing.T) {
 			c.Replicas = []Node{{Name: "replica2", DSN: "r1", Weight: 1, Role: RoleReplica}}
 		}},
 		{"max_lag", "driver=pg;primary=p;max_lag=1500ms", func(c *Config) { c.MaxLag = 1500 * time.Millisecond }},
+		{"follow_promotion", "driver=pg;primary=p;follow_promotion=on", func(c *Config) { c.FollowPromotion = true }},
 		{"max weight", "driver=pg;primary=p;replica=r weight=" + strconv.Itoa(MaxWeight), func(c *Config) {
 			c.Replicas = []Node{{Name: "replica1", DSN: "r", Weight: MaxWeight, Role: RoleReplica}}
 		}},
@@ -296,7 +297,7 @@ func TestParseErrors(t *testing.T) {
 			if strings.ContainsAny(msg, "\n\r") {
 				t.Errorf("error %q is not one line", msg)
 			}
-			if len(msg) > 300 {
+			if len(msg) > 400 {
 				t.Errorf("error is %d bytes long: %q", len(msg), msg)
 			}
 			if !errors.Is(err, ErrInvalid) {

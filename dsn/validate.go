@@ -128,6 +128,9 @@ func (c *Config) validateSettings() error {
 	if c.MaxWaiters < 0 {
 		return newErr(keyMaxWaiters, -1, "must be >= 0, got "+strconv.Itoa(c.MaxWaiters))
 	}
+	if c.FollowPromotion && !c.Breaker {
+		return newErr(keyFollow, -1, "needs breaker=on: roles are read by the health checker")
+	}
 	if c.MaxLag > 0 && !c.Breaker {
 		return newErr(keyMaxLag, -1, "needs breaker=on: lag is measured by the health checker")
 	}

@@ -32,8 +32,9 @@ const (
 // serialised by mu, which is also held while the Event is delivered, so
 // events arrive in order and never interleave.
 type Node struct {
-	name, role string
-	notify     func(Event)
+	name   string
+	role   atomic.Pointer[string] // the role routing gives the node: configured, or since a promotion (SetRole)
+	notify func(Event)
 
 	mu      sync.Mutex // serialises transitions with their events
 	stateMu sync.Mutex // guards writes of state, since, trips and last together, and last's reads
@@ -53,7 +54,8 @@ type Node struct {
 // transition and role change, synchronously and in order; it must not call
 // the Node's transition methods.
 func NewNode(name, role string, notify func(Event)) *Node {
-	n := &Node{name: name, role: role, notify: notify}
+	n := &Node{name: name, notify: notify}
+	n.role.Store(&role)
 	n.since.Store(time.Now().UnixNano())
 	n.lag.Store(-1)
 	return n
@@ -148,7 +150,7 @@ func (n *Node) Trip(cause error) bool {
 		return false
 	}
 	if n.notify != nil {
-		n.notify(Event{Node: n.name, Role: n.role, From: from, To: unavailable, Cause: cause, At: now})
+		n.notify(Event{Node: n.name, Role: n.roleName(), From: from, To: unavailable, Cause: cause, At: now})
 	}
 	return true
 }
@@ -172,7 +174,7 @@ func (n *Node) Recover() bool {
 		return false
 	}
 	if n.notify != nil {
-		n.notify(Event{Node: n.name, Role: n.role, From: unavailable, To: to, Downtime: now.Sub(downSince), At: now})
+		n.notify(Event{Node: n.name, Role: n.roleName(), From: unavailable, To: to, Downtime: now.Sub(downSince), At: now})
 	}
 	return true
 }
@@ -208,7 +210,7 @@ func (n *Node) SetLagging(isLagging bool, cause error) bool {
 		return false
 	}
 	if n.notify != nil {
-		n.notify(Event{Node: n.name, Role: n.role, From: from, To: to, Cause: cause, At: now})
+		n.notify(Event{Node: n.name, Role: n.roleName(), From: from, To: to, Cause: cause, At: now})
 	}
 	return true
 }
@@ -231,7 +233,7 @@ func (n *Node) ReadOnly() (readOnly, known bool) {
 // configured one: a writable replica or a read-only primary.
 func (n *Node) RoleMismatch() bool {
 	ro, known := n.ReadOnly()
-	return known && ro == (n.role == "primary")
+	return known && ro == (n.roleName() == "primary")
 }
 
 // SetReadOnly records what the server reports about its role. When that
@@ -253,10 +255,10 @@ func (n *Node) SetReadOnly(readOnly bool) {
 	}
 	var cause error
 	if after {
-		cause = roleError(n.name, n.role, readOnly)
+		cause = roleError(n.name, n.roleName(), readOnly)
 	}
 	st := n.State()
-	n.notify(Event{Kind: health.RoleChanged, Node: n.name, Role: n.role, From: st, To: st,
+	n.notify(Event{Kind: health.RoleChanged, Node: n.name, Role: n.roleName(), From: st, To: st,
 		Cause: cause, ReadOnly: readOnly, At: time.Now()})
 }
 
@@ -266,4 +268,16 @@ func roleError(name, role string, readOnly bool) error {
 		return fmt.Errorf("%s %s reports read-only (demoted?): %w", role, name, health.ErrRoleMismatch)
 	}
 	return fmt.Errorf("%s %s reports writable (promoted?): %w", role, name, health.ErrRoleMismatch)
+}
+
+// roleName returns the role routing gives the node.
+func (n *Node) roleName() string { return *n.role.Load() }
+
+// SetRole records the role routing now gives the node ("primary" or
+// "replica"), after a promotion: RoleMismatch and the events compare what
+// the server reports with it.
+func (n *Node) SetRole(role string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.role.Store(&role)
 }

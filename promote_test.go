@@ -1,0 +1,176 @@
+package rwpool_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/rwpool/rwpool"
+	"github.com/rwpool/rwpool/internal/fakedriver"
+)
+
+// followCluster is a simulated PostgreSQL cluster opened with
+// follow_promotion=on, whose nodes report what each test sets.
+type followCluster struct {
+	db     *sql.DB
+	p, r1  *fakedriver.Node
+	r2     *fakedriver.Node
+	mu     sync.Mutex
+	events []rwpool.Event
+}
+
+func openFollow(t *testing.T) *followCluster {
+	t.Helper()
+	name := t.Name()
+	fc := &followCluster{p: sim.Fresh(name + "/p"), r1: sim.Fresh(name + "/r1"), r2: sim.Fresh(name + "/r2")}
+	fc.p.SetStatus(fakedriver.Status{LSN: "0/1000", ReplayAge: -1})
+	fc.r1.SetStatus(fakedriver.Status{ReadOnly: true, LSN: "0/1000"})
+	fc.r2.SetStatus(fakedriver.Status{ReadOnly: true, LSN: "0/1000"})
+	db, err := sql.Open("rwpool", fmt.Sprintf("driver=rwpool-test-postgres-sim;primary=%[1]s/p;replica=%[1]s/r1;replica=%[1]s/r2;"+
+		"follow_promotion=on;check_interval=20ms;probe_timeout=1s", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := rwpool.Configure(db, rwpool.WithEventHandler(func(e rwpool.Event) {
+		fc.mu.Lock()
+		fc.events = append(fc.events, e)
+		fc.mu.Unlock()
+	})); err != nil {
+		t.Fatal(err)
+	}
+	fc.db = db
+	return fc
+}
+
+// write runs one write and returns the node that took it.
+func (fc *followCluster) write() (string, error) {
+	var r rwpool.Route
+	_, err := fc.db.ExecContext(rwpool.WithRoute(context.Background(), &r), "INSERT INTO t VALUES (1)")
+	return r.Node, err
+}
+
+func (fc *followCluster) roleEvents(node string) []rwpool.Event {
+	fc.mu.Lock()
+	defer fc.mu.Unlock()
+	var out []rwpool.Event
+	for _, e := range fc.events {
+		if e.Kind == rwpool.RoleChanged && e.Node == node {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// With follow_promotion, a replica that reports itself writable becomes
+// the primary once the primary is unavailable; the old primary serves no
+// read until it follows the new one.
+func TestFollowPromotion(t *testing.T) {
+	fc := openFollow(t)
+	if node, err := fc.write(); err != nil || node != "primary" {
+		t.Fatalf("write before the failover: %s, %v", node, err)
+	}
+	fc.p.SetDown(true)
+	fc.r1.SetStatus(fakedriver.Status{LSN: "0/2000", ReplayAge: -1}) // promoted: writable
+	waitFor(t, "writes to reach the promoted replica1", func() bool {
+		node, err := fc.write()
+		return err == nil && node == "replica1"
+	})
+	s, err := rwpool.Stats(fc.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := s.Nodes[1]; n.Role != "primary" || n.RoleSince.IsZero() || n.RoleMismatch() {
+		t.Errorf("replica1 after the promotion: role %s since %v, mismatch %v", n.Role, n.RoleSince, n.RoleMismatch())
+	}
+	if n := s.Nodes[0]; n.Role != "replica" {
+		t.Errorf("the old primary's role is %s, want replica", n.Role)
+	}
+	if ev := fc.roleEvents("replica1"); len(ev) == 0 || ev[len(ev)-1].Role != "primary" {
+		t.Errorf("no RoleChanged event made replica1 the primary: %+v", ev)
+	}
+
+	// The old primary comes back read-only, behind the promotion point:
+	// it serves no read until it has what the new primary had then.
+	fc.p.SetStatus(fakedriver.Status{ReadOnly: true, LSN: "0/1800"})
+	fc.p.SetDown(false)
+	waitFor(t, "the old primary to be available again", func() bool {
+		s, _ := rwpool.Stats(fc.db)
+		return s.Nodes[0].Available
+	})
+	for range 50 {
+		if r := simRead(t, fc.db, context.Background()); r.Node == "primary" {
+			s, _ := rwpool.Stats(fc.db)
+			fc.mu.Lock()
+			t.Fatalf("a read went to the old primary before it followed the new one: %+v\nevents: %+v\n%s", r, fc.events, s)
+		}
+	}
+	fc.p.SetStatus(fakedriver.Status{ReadOnly: true, LSN: "0/2000"})
+	waitFor(t, "a read on the old primary, following the new one", func() bool {
+		return simRead(t, fc.db, context.Background()).Node == "primary"
+	})
+	if node, err := fc.write(); err != nil || node != "replica1" {
+		t.Errorf("a write after the old primary came back went to %s (%v)", node, err)
+	}
+}
+
+// Two nodes that report themselves writable while the primary is down get
+// no write at all.
+func TestFollowPromotionSplitBrain(t *testing.T) {
+	fc := openFollow(t)
+	// Both report themselves writable first (the healthy primary keeps
+	// the writes), then the primary goes down.
+	fc.r1.SetStatus(fakedriver.Status{LSN: "0/2000", ReplayAge: -1})
+	fc.r2.SetStatus(fakedriver.Status{LSN: "0/2000", ReplayAge: -1})
+	waitFor(t, "both replicas flagged as writable", func() bool {
+		s, _ := rwpool.Stats(fc.db)
+		return s.Nodes[1].RoleMismatch() && s.Nodes[2].RoleMismatch()
+	})
+	fc.p.SetDown(true)
+	var err error
+	waitFor(t, "writes refused as split brain", func() bool {
+		_, err = fc.write()
+		return errors.Is(err, rwpool.ErrSplitBrain)
+	})
+	if !errors.Is(err, rwpool.ErrUnavailable) {
+		t.Errorf("split-brain refusal %v does not wrap ErrUnavailable", err)
+	}
+	for range 50 {
+		if node, err := fc.write(); err == nil {
+			t.Fatalf("a write reached %s during split brain", node)
+		}
+	}
+	for _, n := range []string{"replica1", "replica2"} {
+		if ev := fc.roleEvents(n); len(ev) == 0 || !errors.Is(ev[len(ev)-1].Cause, rwpool.ErrSplitBrain) {
+			t.Errorf("no split-brain event names %s: %+v", n, ev)
+		}
+	}
+	// One of them steps down: the other becomes the primary.
+	fc.r2.SetStatus(fakedriver.Status{ReadOnly: true, LSN: "0/2000"})
+	waitFor(t, "writes to reach the one writable replica", func() bool {
+		node, err := fc.write()
+		return err == nil && node == "replica1"
+	})
+}
+
+// A replica that turns writable while the primary is healthy and writable
+// changes nothing but a role-mismatch flag: it gets no write, ever.
+func TestFollowPromotionHealthyPrimaryKeepsWrites(t *testing.T) {
+	fc := openFollow(t)
+	fc.r1.SetStatus(fakedriver.Status{LSN: "0/2000", ReplayAge: -1})
+	waitFor(t, "replica1 flagged as writable", func() bool {
+		s, _ := rwpool.Stats(fc.db)
+		return s.Nodes[1].RoleMismatch()
+	})
+	for i := range 200 {
+		if node, err := fc.write(); err != nil || node != "primary" {
+			t.Fatalf("write %d went to %s (%v)", i, node, err)
+		}
+	}
+	if n := fc.r1.Count("INSERT INTO t VALUES (1)"); n != 0 {
+		t.Errorf("replica1 ran %d writes", n)
+	}
+}
