@@ -130,7 +130,10 @@ func restock(ctx context.Context, db *bun.DB, name string, qty int) (count int64
 // demo runs every step and prints which node served it.
 func demo(ctx context.Context, db *bun.DB, w io.Writer) error {
 	var r rwpool.Route
-	rctx := rwpool.WithRoute(ctx, &r)
+	// One causal session for the whole demo: its reads on replicas see
+	// its own writes (the table it just created among them), however far
+	// behind a replica is at that moment.
+	rctx := rwpool.WithRoute(rwpool.WithSession(ctx), &r)
 	step := func(what string, err error) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", what, err)

@@ -127,7 +127,10 @@ func restock(ctx context.Context, c *entdb.Client, name string, qty int) (int, e
 // demo runs every step and prints which node served it.
 func demo(ctx context.Context, c *entdb.Client, db *sql.DB, w io.Writer) error {
 	var r rwpool.Route
-	rctx := rwpool.WithRoute(ctx, &r)
+	// One causal session for the whole demo: its reads on replicas see
+	// its own writes (the table it just created among them), however far
+	// behind a replica is at that moment.
+	rctx := rwpool.WithRoute(rwpool.WithSession(ctx), &r)
 	step := func(what string, err error) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", what, err)
