@@ -42,13 +42,16 @@
 // probe brings it back. A read that fails at the connection level before
 // returning a row is replayed on another node. Node transitions are
 // reported as Events (Configure, WithEventHandler, WithLogger), and Stats
-// reports every node's state, pool and counters.
+// reports every node's state, pool and counters. When the primary changes,
+// rwpool follows: it fences a demoted primary behind a moved endpoint,
+// follows promotions with follow_promotion=on, and lets writes wait out a
+// failover with failover_wait (see the README's Failover section).
 //
 // # Errors
 //
 // Errors returned by the real driver pass through unchanged, so code that
 // inspects *pq.Error or *mysql.MySQLError keeps working; errors made by
 // rwpool itself wrap their cause with %w, name the node and never contain
-// a password. Branch on ErrUnavailable, ErrReadOnly, ErrAcquireTimeout,
-// ErrTooManyWaiters and ErrClosed with errors.Is.
+// a password. Branch on ErrUnavailable, ErrReadOnly, ErrSplitBrain,
+// ErrAcquireTimeout, ErrTooManyWaiters and ErrClosed with errors.Is.
 package rwpool
