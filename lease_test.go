@@ -40,10 +40,9 @@ func TestPinnedRowsRecordTheirErrors(t *testing.T) {
 	if got := cc.stats(t, "primary").Errors - before.Errors; got != 1 {
 		t.Errorf("primary errors grew by %d, want 1", got)
 	}
+	// (Whether that probe succeeds is not this test's: it may run while
+	// the node still fails its rows.)
 	waitFor(t, "a confirming probe of the primary", func() bool { return cc.primary.Dials() > dials })
-	if s := cc.stats(t, "primary"); !s.Available {
-		t.Errorf("the probe succeeded, yet the primary is %v", s.State)
-	}
 	// The pin held the UPDATE's session (LAST_INSERT_ID, ROW_COUNT...):
 	// the lease ends with it instead of going on elsewhere, as on the
 	// bare driver.
