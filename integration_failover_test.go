@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -179,7 +180,9 @@ type failoverRig struct {
 
 const failoverCheckInterval = time.Second
 
-func newFailoverRig(t *testing.T, cl *cluster, table string, wait time.Duration, restore [][]string) *failoverRig {
+// extra is appended to rwpool's DSN; "follow_promotion=on" in it means
+// no endpoint: rwpool reaches the primary directly and must follow.
+func newFailoverRig(t *testing.T, cl *cluster, table, extra string, restore [][]string) *failoverRig {
 	t.Helper()
 	// The bare driver on the primary: an rwpool *sql.DB would refuse
 	// writes for a while after the primary was read-only.
@@ -200,13 +203,18 @@ func newFailoverRig(t *testing.T, cl *cluster, table string, wait time.Duration,
 		mustExec(t, setup, "DROP TABLE IF EXISTS "+table)
 	})
 
-	r := &failoverRig{ep: newEndpoint(t, cl.Primary), w: &ackedWrites{acked: map[int64]time.Time{}}}
+	r := &failoverRig{w: &ackedWrites{acked: map[int64]time.Time{}}}
+	primary := cl.Primary
+	if !strings.Contains(extra, "follow_promotion=on") {
+		r.ep = newEndpoint(t, cl.Primary)
+		primary = r.ep.addr()
+	}
 	var b []byte
-	b = fmt.Appendf(b, "driver=%s;primary='%s';", cl.Driver, cl.NodeDSN(r.ep.addr()))
+	b = fmt.Appendf(b, "driver=%s;primary='%s';", cl.Driver, cl.NodeDSN(primary))
 	for _, rep := range cl.Replicas {
 		b = fmt.Appendf(b, "replica='%s';", cl.NodeDSN(rep))
 	}
-	b = fmt.Appendf(b, "check_interval=%s;failover_wait=%s", failoverCheckInterval, wait)
+	b = fmt.Appendf(b, "check_interval=%s;%s", failoverCheckInterval, extra)
 	if r.db, err = sql.Open("rwpool", string(b)); err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +249,7 @@ func switchoverBehindEndpoint(t *testing.T, cl *cluster, wait time.Duration) {
 	const table = "rw_switchover"
 	checkInterval := failoverCheckInterval
 	primaryPort, newPrimary := portOf(cl.Primary), cl.Replicas[0]
-	r := newFailoverRig(t, cl, table, wait, [][]string{
+	r := newFailoverRig(t, cl, table, fmt.Sprintf("failover_wait=%s", wait), [][]string{
 		{"rejoin-node", portOf(newPrimary)},
 		{"set-read-only", primaryPort, "off"},
 		{"wait-sync"},
@@ -338,7 +346,7 @@ func killPromoteMove(t *testing.T, cl *cluster, wait time.Duration) {
 	primaryPort, newPrimary := portOf(cl.Primary), cl.Replicas[0]
 	// The old primary comes back as the primary; the promoted standby is
 	// made a standby of it again (a new base backup).
-	r := newFailoverRig(t, cl, table, wait, [][]string{
+	r := newFailoverRig(t, cl, table, fmt.Sprintf("failover_wait=%s", wait), [][]string{
 		{"start-node", primaryPort},
 		{"rejoin-node", portOf(newPrimary)},
 		{"wait-sync"},
@@ -426,27 +434,12 @@ func followPromotion(t *testing.T, cl *cluster) {
 	const table = "rw_follow"
 	checkInterval := failoverCheckInterval
 	primaryPort, newPrimary := portOf(cl.Primary), cl.Replicas[0]
-	setup, err := sql.Open(cl.Driver, cl.NodeDSN(cl.Primary))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { setup.Close() })
-	mustExec(t, setup, "DROP TABLE IF EXISTS "+table)
-	mustExec(t, setup, "CREATE TABLE "+table+" (id BIGINT PRIMARY KEY, w INT)")
-	cl.waitSync(t)
-	t.Cleanup(func() {
-		for _, args := range [][]string{{"start-node", primaryPort}, {"rejoin-node", portOf(newPrimary)}, {"wait-sync"}} {
-			if out, err := clusterScript(args...); err != nil {
-				t.Errorf("cleanup: cluster.sh %v: %v\n%s", args, err, out)
-			}
-		}
-		mustExec(t, setup, "DROP TABLE IF EXISTS "+table)
+	r := newFailoverRig(t, cl, table, "follow_promotion=on", [][]string{
+		{"start-node", primaryPort},
+		{"rejoin-node", portOf(newPrimary)},
+		{"wait-sync"},
 	})
-	db := cl.open(t, fmt.Sprintf("follow_promotion=on;check_interval=%s", checkInterval))
-	w := &ackedWrites{acked: map[int64]time.Time{}}
-	writers := startLoadTimeout(t, db, 4, 10*time.Second, w.fn(db, table))
-	readers := startLoad(t, db, 8, cl.readFn(db, newSightings()))
-	soak(time.Second)
+	db, w, writers, readers := r.db, r.w, r.writers, r.readers
 
 	// A session writes before the failover; after it, it must read that
 	// write, and its next one, wherever its reads go.
