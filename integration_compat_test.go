@@ -42,6 +42,16 @@ type compatVariant struct {
 	table func(string) string // a table name of its own for the variant
 }
 
+// freshTable (re)creates the variant's table name with the given column
+// definitions and returns its full name.
+func (v *compatVariant) freshTable(t *testing.T, name, columns string) string {
+	t.Helper()
+	tb := v.table(name)
+	mustExec(t, v.db, "DROP TABLE IF EXISTS "+tb)
+	mustExec(t, v.db, "CREATE TABLE "+tb+" "+columns)
+	return tb
+}
+
 func (v *compatVariant) ctx() context.Context { return rwpool.WithPrimary(context.Background()) }
 
 // ph returns the i-th placeholder of the cluster's dialect.
@@ -95,9 +105,7 @@ var compatCases = []compatCase{
 		return fmt.Sprint(out)
 	}},
 	{name: "prepared statement in a transaction", run: func(t *testing.T, v *compatVariant) string {
-		tb := v.table("prep_tx")
-		mustExec(t, v.db, "DROP TABLE IF EXISTS "+tb)
-		mustExec(t, v.db, "CREATE TABLE "+tb+" (id INT PRIMARY KEY, v VARCHAR(20))")
+		tb := v.freshTable(t, "prep_tx", "(id INT PRIMARY KEY, v VARCHAR(20))")
 		tx, err := v.db.BeginTx(v.ctx(), nil)
 		if err != nil {
 			return errText(err)
@@ -124,9 +132,7 @@ var compatCases = []compatCase{
 		return fmt.Sprintf("%d %s; commit: %s", n, mx, errText(tx.Commit()))
 	}},
 	{name: "COPY FROM STDIN in a transaction (pq.CopyIn)", only: isLibPQ, run: func(t *testing.T, v *compatVariant) string {
-		tb := v.table("copy_tx")
-		mustExec(t, v.db, "DROP TABLE IF EXISTS "+tb)
-		mustExec(t, v.db, "CREATE TABLE "+tb+" (id INT PRIMARY KEY, v TEXT)")
+		tb := v.freshTable(t, "copy_tx", "(id INT PRIMARY KEY, v TEXT)")
 		tx, err := v.db.BeginTx(v.ctx(), nil)
 		if err != nil {
 			return errText(err)
@@ -141,9 +147,7 @@ var compatCases = []compatCase{
 		return countRows(v, tb)
 	}},
 	{name: "COPY FROM STDIN on a *sql.Conn in a BEGIN of its own (pq.CopyInSchema)", only: isLibPQ, run: func(t *testing.T, v *compatVariant) string {
-		tb := v.table("copy_conn")
-		mustExec(t, v.db, "DROP TABLE IF EXISTS "+tb)
-		mustExec(t, v.db, "CREATE TABLE "+tb+" (id INT PRIMARY KEY, v TEXT)")
+		tb := v.freshTable(t, "copy_conn", "(id INT PRIMARY KEY, v TEXT)")
 		c, err := v.db.Conn(v.ctx())
 		if err != nil {
 			return errText(err)
@@ -186,9 +190,7 @@ var compatCases = []compatCase{
 		return fmt.Sprintf("%s %s; later statement: %s, on %s", typ, errText(err), errText(perr), nodeOfPort(v.cl, port))
 	}},
 	{name: "pgx CopyFrom through the real connection", only: isPgx, run: func(t *testing.T, v *compatVariant) string {
-		tb := v.table("copyfrom")
-		mustExec(t, v.db, "DROP TABLE IF EXISTS "+tb)
-		mustExec(t, v.db, "CREATE TABLE "+tb+" (id INT PRIMARY KEY, v TEXT)")
+		tb := v.freshTable(t, "copyfrom", "(id INT PRIMARY KEY, v TEXT)")
 		c, err := v.db.Conn(v.ctx())
 		if err != nil {
 			return errText(err)
@@ -232,9 +234,7 @@ var compatCases = []compatCase{
 		return strings.Join(out, " | ") + "; " + errText(rows.Err())
 	}},
 	{name: "column types", run: func(t *testing.T, v *compatVariant) string {
-		tb := v.table("coltypes")
-		mustExec(t, v.db, "DROP TABLE IF EXISTS "+tb)
-		mustExec(t, v.db, "CREATE TABLE "+tb+" (i INT NOT NULL, s VARCHAR(17), d DECIMAL(9,3), b BOOLEAN, ts TIMESTAMP NULL)")
+		tb := v.freshTable(t, "coltypes", "(i INT NOT NULL, s VARCHAR(17), d DECIMAL(9,3), b BOOLEAN, ts TIMESTAMP NULL)")
 		rows, err := v.db.QueryContext(v.ctx(), "SELECT i, s, d, b, ts FROM "+tb)
 		if err != nil {
 			return errText(err)
@@ -321,9 +321,7 @@ var compatCases = []compatCase{
 			read < 100000, errors.Is(rerr, context.Canceled), errText(after))
 	}},
 	{name: "diagnostics of the previous statement on a *sql.Conn", only: isMySQL, run: func(t *testing.T, v *compatVariant) string {
-		tb := v.table("diag")
-		mustExec(t, v.db, "DROP TABLE IF EXISTS "+tb)
-		mustExec(t, v.db, "CREATE TABLE "+tb+" (id INT PRIMARY KEY)")
+		tb := v.freshTable(t, "diag", "(id INT PRIMARY KEY)")
 		mustExec(t, v.db, "INSERT INTO "+tb+" VALUES (1), (2), (3)")
 		waitRows(t, v, tb, 3)
 		ctx := context.Background() // no WithPrimary: reads go to replicas
@@ -370,9 +368,7 @@ var compatCases = []compatCase{
 		return strings.Join(out, "; ")
 	}},
 	{name: "LOAD DATA LOCAL INFILE from a registered reader", only: isMySQL, run: func(t *testing.T, v *compatVariant) string {
-		tb := v.table("load")
-		mustExec(t, v.db, "DROP TABLE IF EXISTS "+tb)
-		mustExec(t, v.db, "CREATE TABLE "+tb+" (id INT PRIMARY KEY, v VARCHAR(20))")
+		tb := v.freshTable(t, "load", "(id INT PRIMARY KEY, v VARCHAR(20))")
 		name := "rwpool-compat-" + v.name
 		mysql.RegisterReaderHandler(name, func() io.Reader {
 			var b bytes.Buffer

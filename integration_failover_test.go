@@ -225,6 +225,19 @@ func newFailoverRig(t *testing.T, cl *cluster, table, extra string, restore [][]
 	return r
 }
 
+// withAndWithoutFailoverWait runs scenario on the cluster called name,
+// without failover_wait and with 5s of it.
+func withAndWithoutFailoverWait(t *testing.T, name string, scenario func(*testing.T, *cluster, time.Duration)) {
+	for _, cl := range realClusters(t) {
+		if cl.Name != name {
+			continue
+		}
+		for _, wait := range []time.Duration{0, 5 * time.Second} {
+			t.Run(fmt.Sprintf("%s/failover_wait=%s", cl.Name, wait), func(t *testing.T) { scenario(t, cl, wait) })
+		}
+	}
+}
+
 // TestIntegrationSwitchoverBehindEndpoint is a graceful MariaDB switchover
 // behind an endpoint: the old primary is set read-only and left running,
 // replica1 catches up and is promoted, the endpoint moves to it. Every
@@ -233,16 +246,7 @@ func newFailoverRig(t *testing.T, cl *cluster, table, extra string, restore [][]
 // write to the new primary. With failover_wait the writes of the switchover
 // wait for it instead of failing.
 func TestIntegrationSwitchoverBehindEndpoint(t *testing.T) {
-	for _, cl := range realClusters(t) {
-		if cl.Name != "mariadb" {
-			continue
-		}
-		for _, wait := range []time.Duration{0, 5 * time.Second} {
-			t.Run(fmt.Sprintf("%s/failover_wait=%s", cl.Name, wait), func(t *testing.T) {
-				switchoverBehindEndpoint(t, cl, wait)
-			})
-		}
-	}
+	withAndWithoutFailoverWait(t, "mariadb", switchoverBehindEndpoint)
 }
 
 func switchoverBehindEndpoint(t *testing.T, cl *cluster, wait time.Duration) {
@@ -328,16 +332,7 @@ func switchoverBehindEndpoint(t *testing.T, cl *cluster, wait time.Duration) {
 // writable server, and writes resume there; with failover_wait the writes
 // issued meanwhile wait for it instead of failing.
 func TestIntegrationKillPromoteMove(t *testing.T) {
-	for _, cl := range realClusters(t) {
-		if cl.Name != "postgres" {
-			continue
-		}
-		for _, wait := range []time.Duration{0, 5 * time.Second} {
-			t.Run(fmt.Sprintf("%s/failover_wait=%s", cl.Name, wait), func(t *testing.T) {
-				killPromoteMove(t, cl, wait)
-			})
-		}
-	}
+	withAndWithoutFailoverWait(t, "postgres", killPromoteMove)
 }
 
 func killPromoteMove(t *testing.T, cl *cluster, wait time.Duration) {

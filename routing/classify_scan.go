@@ -136,7 +136,8 @@ func (s *scanner) run() {
 				s.plain(kwString)
 				continue
 			}
-			// lookupKeyword, with its common reject inlined.
+			// The keyword lookup (kwIndex, keywordIn), inlined: it runs
+			// for every word of every statement.
 			k := kwIdent
 			if j-i >= 2 && j-i <= maxKeywordLen {
 				if e := kwIndex[kwHash(q[i:j])]; e != 0 {

@@ -482,3 +482,13 @@ func TestMergeGenericPrevious(t *testing.T) {
 		}
 	}
 }
+
+// lookupKeyword is the scanner's keyword lookup (inlined there, in
+// scan): the kw of the unquoted word s, kwIdent when it is not one the
+// rules look at.
+func lookupKeyword(s string) kw {
+	if len(s) < 2 || len(s) > maxKeywordLen {
+		return kwIdent
+	}
+	return keywordIn(kwIndex[kwHash(s)], s)
+}

@@ -106,7 +106,7 @@ func eqLower(s, lit string) bool {
 	return true
 }
 
-// keywords lists the words lookupKeyword recognises.
+// keywords lists the words the scanner recognises (kwIndex, keywordIn).
 var keywords = [...]struct {
 	s string // lower case
 	k kw
@@ -195,16 +195,6 @@ var kwIndex = func() (t [256]uint8) {
 	}
 	return t
 }()
-
-// lookupKeyword returns the kw of the unquoted word s, kwIdent when it is
-// not one the rules look at: one table lookup and, for a word that hashes
-// to a keyword's slot, one comparison.
-func lookupKeyword(s string) kw {
-	if len(s) < 2 || len(s) > maxKeywordLen {
-		return kwIdent
-	}
-	return keywordIn(kwIndex[kwHash(s)], s)
-}
 
 // maxKeywordLen is the length of the longest keyword.
 const maxKeywordLen = len("sql_calc_found_rows")
