@@ -30,9 +30,39 @@
 #                      MASTER_DELAY; the replica keeps receiving, it applies late
 #   promote-node PORT  make a replica writable on its own: PostgreSQL
 #                      pg_promote(); MariaDB STOP SLAVE + read_only=0
-#   rejoin-node PORT   make a promoted replica a replica of the primary again
-#                      (PostgreSQL: a new base backup; MariaDB: read_only=1 +
-#                      START SLAVE; nothing may have been written to it)
+#   rejoin-node PORT   put PORT back where `up` made it, after promote-node
+#                      or repoint-node. A replica: a replica of the original
+#                      primary again (PostgreSQL: a new base backup; MariaDB:
+#                      read_only=1, RESET MASTER, CHANGE MASTER back to the
+#                      original primary; its GTID position is kept where the
+#                      primary has all the node's transactions, as after a
+#                      switchover and back, else reset to what it last
+#                      applied from the primary: what it wrote on its own
+#                      is forgotten). The original primary (MariaDB, after
+#                      repoint-node): a switchback: the node it replicates
+#                      from is made read-only, PORT catches up with it,
+#                      stops replicating and is writable again (PostgreSQL:
+#                      a primary is never re-pointed; a no-op if it is one).
+#                      Restore order after a switchover: the primary first,
+#                      then the replicas, then wait-sync.
+#   repoint-node PORT TOPORT
+#                      make PORT (a replica, or MariaDB's original primary)
+#                      replicate from TOPORT, e.g. the node promote-node
+#                      promoted; returns once it streams from TOPORT and has
+#                      everything TOPORT had. PostgreSQL: the standby's slot
+#                      (primary_slot_name) is created on TOPORT, then ALTER
+#                      SYSTEM SET primary_conninfo + pg_reload_conf() (PG >= 13
+#                      restarts the WAL receiver, no server restart);
+#                      recovery_target_timeline=latest (the default) follows
+#                      TOPORT's new timeline. A standby that replayed past
+#                      the point where TOPORT's timeline forked off (it got
+#                      WAL from the dead primary that TOPORT never had)
+#                      cannot follow it: it is re-cloned from TOPORT
+#                      (pg_basebackup) instead. MariaDB: read_only=1, STOP
+#                      SLAVE, CHANGE MASTER TO TOPORT with
+#                      MASTER_USE_GTID=current_pos, START SLAVE (current_pos:
+#                      a former primary's own binlog is newer than its
+#                      gtid_slave_pos, which slave_pos would replay from).
 #   set-read-only PORT on|off
 #                      PostgreSQL default_transaction_read_only, MariaDB
 #                      read_only (e.g. to demote a primary)
@@ -1169,21 +1199,203 @@ cmd_promote_node() {
 cmd_rejoin_node() {
     node_arg "$@"
     local port="$1" primary
-    [ "$(node_role "$port")" = replica ] || die "node $port is not a replica"
     if [ "$(node_kind "$port")" = pg ]; then
         primary="${RWPOOL_PG_PRIMARY##*:}"
         LOG_TAG=pg
+        if [ "$(node_role "$port")" = primary ]; then
+            [ "$(pg_q "$port" postgres 'SELECT pg_is_in_recovery()')" = f ] ||
+                die "PostgreSQL $port, the original primary, is a standby: not supported"
+            log "node $port is the primary"
+            return 0
+        fi
         pg_stop_dir "$(pg_data "$port")" fast
         rm -rf "$(pg_data "$port")"
         pg_up_standby "$primary" "$port"
         pg_sync "$primary" "$port"
     else
-        # RESET MASTER forgets the GTIDs the node wrote while promoted:
-        # under gtid_strict_mode they would make the primary's next ones
-        # out of order, and stop replication.
-        my_q "$port" "STOP SLAVE; SET GLOBAL read_only = 1; RESET MASTER; START SLAVE"
+        LOG_TAG=my
+        primary="${RWPOOL_MY_PRIMARY##*:}"
+        if [ "$(node_role "$port")" = primary ]; then
+            my_switchback "$port"
+        else
+            my_rejoin "$primary" "$port"
+        fi
     fi
-    log "node $port is a replica again"
+    log "node $port is where 'up' put it again"
+}
+
+# my_repl_sql TOPORT POS: the CHANGE MASTER that makes a node replicate
+# from TOPORT starting at POS (slave_pos or current_pos).
+my_repl_sql() {
+    echo "CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT=$1,
+        MASTER_USER='$REPL_USER', MASTER_PASSWORD='$REPL_PASSWORD',
+        MASTER_USE_GTID=$2, MASTER_CONNECT_RETRY=1"
+}
+
+# my_has_gtids STATE POS: true if the gtid_binlog_state STATE (the last
+# GTID of every domain and server id) contains every GTID of POS.
+my_has_gtids() {
+    local g d s n x found
+    for g in ${2//,/ }; do
+        IFS=- read -r d s n <<<"$g"
+        found=0
+        for x in ${1//,/ }; do
+            case "$x" in "$d-$s-"*) [ "${x##*-}" -ge "$n" ] && found=1 ;; esac
+        done
+        [ "$found" -eq 1 ] || return 1
+    done
+}
+
+# my_covers PORT POS: PORT has applied or written everything up to POS
+# (per domain; sequence numbers grow within a domain under
+# gtid_strict_mode).
+my_covers() {
+    local cur g d n x ok
+    cur=$(my_q "$1" 'SELECT @@GLOBAL.gtid_current_pos' 2>/dev/null) || return 1
+    for g in ${2//,/ }; do
+        d="${g%%-*}" n="${g##*-}" ok=0
+        for x in ${cur//,/ }; do
+            [ "${x%%-*}" = "$d" ] && [ "${x##*-}" -ge "$n" ] && ok=1
+        done
+        [ "$ok" -eq 1 ] || return 1
+    done
+}
+
+my_replicating_from() {
+    [ "$(my_slave_field "$1" Master_Port)" = "$2" ] &&
+        [ "$(my_slave_field "$1" Slave_IO_Running)" = Yes ] &&
+        [ "$(my_slave_field "$1" Slave_SQL_Running)" = Yes ]
+}
+
+# my_catch_up PORT FROM: wait until PORT has everything FROM binlogged.
+my_catch_up() {
+    local pos
+    pos=$(my_q "$2" 'SELECT @@GLOBAL.gtid_binlog_pos')
+    if ! wait_until "$TIMEOUT" my_covers "$1" "$pos"; then
+        "$MY_CLIENT" --no-defaults --protocol=TCP -h 127.0.0.1 -P "$1" -u root \
+            --connect-timeout=3 -e 'SHOW SLAVE STATUS\G' >&2 || true
+        show_log "$(my_dir "$1")/error.log"
+        die "MariaDB $1 did not reach $2's GTID position '$pos' within ${TIMEOUT}s"
+    fi
+}
+
+# my_rejoin PRIMARY PORT: make replica PORT replicate from PRIMARY again.
+my_rejoin() {
+    local primary="$1" port="$2" cur have
+    my_q "$port" "STOP SLAVE; SET GLOBAL read_only = 1"
+    cur=$(my_q "$port" 'SELECT @@GLOBAL.gtid_current_pos')
+    have=$(my_q "$primary" 'SELECT @@GLOBAL.gtid_binlog_state')
+    # RESET MASTER forgets the GTIDs the node wrote while promoted: under
+    # gtid_strict_mode they would make the primary's next ones out of order,
+    # and stop replication. If the primary has them all (it replicated them,
+    # e.g. after a switchover and a switchback), the node resumes after
+    # them; if not, after what it last applied from the primary.
+    my_q "$port" "RESET MASTER"
+    if [ -n "$cur" ] && my_has_gtids "$have" "$cur"; then
+        my_q "$port" "SET GLOBAL gtid_slave_pos = '$cur'"
+    fi
+    my_q "$port" "$(my_repl_sql "$primary" slave_pos); START SLAVE"
+    wait_until "$TIMEOUT" my_replicating_from "$port" "$primary" ||
+        die "MariaDB $port does not replicate from $primary: $(my_slave_field "$port" Last_IO_Error) $(my_slave_field "$port" Last_SQL_Error)"
+}
+
+# my_switchback PORT: the original primary, re-pointed to a promoted node,
+# takes over again: that node stops taking writes, PORT catches up with it
+# and becomes writable.
+my_switchback() {
+    local port="$1" from
+    from=$(my_slave_field "$port" Master_Port)
+    if [ -n "$from" ] && [ "$(node_state "$from")" = running ]; then
+        my_q "$from" "SET GLOBAL read_only = 1"
+        my_catch_up "$port" "$from"
+    fi
+    # gtid_slave_pos too: `up` left the primary with none.
+    my_q "$port" "STOP SLAVE; RESET SLAVE ALL; SET GLOBAL gtid_slave_pos = ''; SET GLOBAL read_only = 0"
+}
+
+cmd_repoint_node() {
+    if [ "$#" -ne 2 ] || ! is_port "$1" || ! is_port "$2" || [ "$1" = "$2" ]; then
+        die "usage: $0 $CMD PORT TOPORT"
+    fi
+    load_env
+    local port="$1" to="$2"
+    [ "$(node_kind "$port")" = "$(node_kind "$to")" ] || die "$port and $to are not of one engine"
+    [ "$(node_state "$to")" = running ] || die "node $to is not running"
+    if [ "$(node_kind "$port")" = pg ]; then
+        LOG_TAG=pg
+        pg_repoint "$port" "$to"
+    else
+        LOG_TAG=my
+        # read_only first: a node that replicates takes no writes of its
+        # own (a former primary may still be writable).
+        my_q "$port" "SET GLOBAL read_only = 1; STOP SLAVE; $(my_repl_sql "$to" current_pos); START SLAVE"
+        wait_until "$TIMEOUT" my_replicating_from "$port" "$to" ||
+            die "MariaDB $port does not replicate from $to: $(my_slave_field "$port" Last_IO_Error) $(my_slave_field "$port" Last_SQL_Error)"
+        my_catch_up "$port" "$to"
+    fi
+    log "node $port replicates from $to"
+}
+
+# pg_timeline PORT: the timeline the server writes (a primary) or last
+# received or restarted on (a standby).
+pg_timeline() {
+    pg_q "$1" postgres "SELECT CASE WHEN pg_is_in_recovery() THEN
+        COALESCE((SELECT received_tli FROM pg_stat_wal_receiver WHERE received_tli > 0),
+                 (SELECT timeline_id FROM pg_control_checkpoint()))
+        ELSE ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::int END"
+}
+
+# pg_can_follow PORT TOPORT: standby PORT can switch to TOPORT's timeline:
+# it is on it already, or has not received WAL past the point where
+# TOPORT's timeline forked off PORT's.
+pg_can_follow() {
+    local port="$1" to="$2" tl totl fork
+    tl=$(pg_timeline "$port")
+    totl=$(pg_timeline "$to")
+    [ "$tl" -le "$totl" ] || return 1
+    [ "$tl" -lt "$totl" ] || return 0
+    # TOPORT's history file: "parentTLI<TAB>switchpoint<TAB>reason" lines.
+    fork=$(pg_q "$to" postgres "SELECT split_part(l, E'\t', 2)
+        FROM regexp_split_to_table(pg_read_file('pg_wal/' || lpad(upper(to_hex($totl)), 8, '0') || '.history'), E'\n') l
+        WHERE split_part(l, E'\t', 1) = '$tl'") || return 1
+    [ -n "$fork" ] || return 1
+    [ "$(pg_q "$port" postgres "SELECT GREATEST(pg_last_wal_receive_lsn(), pg_last_wal_replay_lsn()) <= '$fork'::pg_lsn")" = t ]
+}
+
+# pg_streams_from PORT TOPORT: PORT's WAL receiver streams from TOPORT.
+pg_streams_from() {
+    [ "$(pg_q "$1" postgres "SELECT count(*) FROM pg_stat_wal_receiver WHERE status = 'streaming' AND sender_port = $2" 2>/dev/null)" = 1 ]
+}
+
+pg_repoint() {
+    local port="$1" to="$2" slot
+    [ "$(node_state "$port")" = running ] || die "node $port is not running"
+    [ "$(pg_q "$port" postgres 'SELECT pg_is_in_recovery()')" = t ] ||
+        die "PostgreSQL $port is not a standby (a former primary needs pg_rewind or a new base backup)"
+    # The standby streams through its slot (primary_slot_name, set by
+    # pg_basebackup -R -S): TOPORT must have one of that name, or it
+    # refuses the connection. Slots are not copied by base backups, so a
+    # promoted standby has none of the others'.
+    slot=$(pg_q "$port" postgres 'SHOW primary_slot_name')
+    if [ -n "$slot" ]; then
+        pg_q "$to" postgres "SELECT pg_create_physical_replication_slot('$slot', true)
+            WHERE NOT EXISTS (SELECT 1 FROM pg_replication_slots WHERE slot_name = '$slot')" >/dev/null
+    fi
+    if ! pg_can_follow "$port" "$to"; then
+        log "standby $port replayed past the point where $to's timeline forked off: a new base backup from $to"
+        pg_stop_dir "$(pg_data "$port")" fast
+        rm -rf "$(pg_data "$port")"
+        pg_up_standby "$to" "$port"
+    else
+        pg_q "$port" postgres "ALTER SYSTEM SET primary_conninfo = 'host=127.0.0.1 port=$to user=postgres application_name=rwpool-pg-$port'" >/dev/null
+        pg_q "$port" postgres 'SELECT pg_reload_conf()' >/dev/null
+    fi
+    if ! wait_until "$TIMEOUT" pg_streams_from "$port" "$to"; then
+        show_log "$(pg_log "$port")"
+        die "PostgreSQL $port does not stream from $to within ${TIMEOUT}s"
+    fi
+    # (Behind a cascading standby there is no current WAL position to wait for.)
+    [ "$(pg_q "$to" postgres 'SELECT pg_is_in_recovery()')" = t ] || pg_sync "$to" "$port"
 }
 
 cmd_set_read_only() {
@@ -1232,6 +1444,7 @@ main() {
     delay-node) cmd_delay_node "$@" ;;
     promote-node) cmd_promote_node "$@" ;;
     rejoin-node) cmd_rejoin_node "$@" ;;
+    repoint-node) cmd_repoint_node "$@" ;;
     set-read-only) cmd_set_read_only "$@" ;;
     -h | --help | help | "") usage ;;
     *)
