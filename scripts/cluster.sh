@@ -1293,6 +1293,14 @@ my_rejoin() {
     my_q "$port" "RESET MASTER"
     if [ -n "$cur" ] && my_has_gtids "$have" "$cur"; then
         my_q "$port" "SET GLOBAL gtid_slave_pos = '$cur'"
+    elif ! my_has_gtids "$have" "$(my_q "$port" 'SELECT @@GLOBAL.gtid_slave_pos')"; then
+        # It last applied from another node (re-pointed to a promoted one
+        # whose writes the primary never got): the primary could not
+        # resume it there. Its writes are lost to the primary anyway; it
+        # resumes at the primary's position (a test's switchover leaves the
+        # primary read-only, with nothing the node lacks).
+        log "node $port applied GTIDs the primary never had; resuming at the primary's position"
+        my_q "$port" "SET GLOBAL gtid_slave_pos = '$(my_q "$primary" 'SELECT @@GLOBAL.gtid_binlog_pos')'"
     fi
     my_q "$port" "$(my_repl_sql "$primary" slave_pos); START SLAVE"
     wait_until "$TIMEOUT" my_replicating_from "$port" "$primary" ||

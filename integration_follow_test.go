@@ -1,0 +1,356 @@
+package rwpool_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rwpool/rwpool"
+)
+
+// The follow_promotion=on scenarios of issue 15: no endpoint, rwpool
+// reaches every server directly and follows the roles they report. Both
+// end with the other nodes re-pointed to the promoted one (cluster.sh
+// repoint-node), as failover tooling does, and both restore the topology
+// `up` made (primary at the base port, replicas at +1 and +2 following
+// it) before the next test.
+
+// TestIntegrationFollowPromotion: the PostgreSQL primary killed, replica1
+// promoted with pg_promote(), replica2 re-pointed to it: writes reach the
+// promoted node, nothing acknowledged after the kill is lost, reads never
+// fail, replica2 serves reads again, and a session reads its own writes
+// across the promotion. With failover_wait the writes of the outage wait
+// for the promotion instead of failing.
+func TestIntegrationFollowPromotion(t *testing.T) {
+	withAndWithoutFailoverWait(t, "postgres", followPromotion)
+}
+
+func followPromotion(t *testing.T, cl *cluster, wait time.Duration) {
+	const table = "rw_follow"
+	primaryPort, newPrimary, other := portOf(cl.Primary), cl.Replicas[0], cl.Replicas[1]
+	// The old primary comes back as the primary (start-node); both
+	// standbys are cloned from it again: neither can go back to its
+	// timeline.
+	r := newFailoverRig(t, cl, table, fmt.Sprintf("follow_promotion=on;failover_wait=%s", wait), [][]string{
+		{"start-node", primaryPort},
+		{"rejoin-node", portOf(newPrimary)},
+		{"rejoin-node", portOf(other)},
+		{"wait-sync"},
+	})
+	sess := sessionWrite(t, r.db, table, -1)
+
+	tFault := time.Now()
+	if out, err := clusterScript("kill-node", primaryPort); err != nil {
+		t.Fatalf("kill-node: %v\n%s", err, out)
+	}
+	// The processes died somewhere in [tFault, tKilled]: a write that
+	// started before tKilled may have been in flight, and may have been
+	// applied: it fails, failover_wait or not (it cannot be retried
+	// without risking a second copy).
+	tKilled := time.Now()
+	if out, err := clusterScript("promote-node", portOf(newPrimary)); err != nil {
+		t.Fatalf("promote-node: %v\n%s", err, out)
+	}
+	tPromoted := time.Now()
+	out, err := clusterScript("repoint-node", portOf(other), portOf(newPrimary))
+	if err != nil {
+		t.Fatalf("repoint-node: %v\n%s", err, out)
+	}
+	// A standby that got WAL the promoted one never had cannot follow it,
+	// and is cloned from it instead (cluster.sh says so).
+	how := "followed the new timeline"
+	if strings.Contains(out, "base backup") {
+		how = "re-cloned: it had WAL past the fork"
+	}
+	t.Logf("kill→promoted %s; repoint-node replica2 took %s (%s)", tPromoted.Sub(tFault).Round(time.Millisecond),
+		time.Since(tPromoted).Round(time.Millisecond), how)
+	servesReadsAgain(t, r.db, 2, "replica2, re-pointed to the promoted replica1")
+	soak(failoverCheckInterval)
+	wr, rr := r.writers.stop(), r.readers.stop()
+
+	f := followFigures{wait: wait, tFault: tFault, tFaultDone: tKilled, tPromoted: tPromoted, wr: wr, rr: rr}
+	f.check(t, cl, r.w, newPrimary, table)
+	if wait > 0 {
+		if errs := wr.failures(tKilled, time.Time{}); len(errs) > 0 {
+			t.Errorf("with failover_wait=%s, %d writes issued after the kill failed: %s", wait, len(errs), errSummary(errs, 3))
+		}
+	}
+	checkRole(t, r.db, 1, "primary")
+	sessionReadsItsWrites(t, r.db, sess, table, -1, -2)
+}
+
+// TestIntegrationFollowSwitchover: a graceful MariaDB switchover without an
+// endpoint: the old primary set read-only, replica1 caught up and
+// promoted, replica2 and the old primary re-pointed to it. Writes reach the
+// promoted node, none acknowledged is lost, reads never fail, a session
+// reads its own writes across the promotion, and the old primary, once it
+// follows the new one, is a replica that serves reads. With failover_wait
+// no write fails at all: those of the switchover wait for it.
+func TestIntegrationFollowSwitchover(t *testing.T) {
+	withAndWithoutFailoverWait(t, "mariadb", followSwitchover)
+}
+
+func followSwitchover(t *testing.T, cl *cluster, wait time.Duration) {
+	const table = "rw_follow_switch"
+	primaryPort, newPrimary, other := portOf(cl.Primary), cl.Replicas[0], cl.Replicas[1]
+	// A switchback: the old primary first (replica1 read-only, the old
+	// primary catches up with it, stops replicating, writable), then the
+	// replicas follow it again.
+	r := newFailoverRig(t, cl, table, fmt.Sprintf("follow_promotion=on;failover_wait=%s", wait), [][]string{
+		{"rejoin-node", primaryPort},
+		{"rejoin-node", portOf(newPrimary)},
+		{"rejoin-node", portOf(other)},
+		{"wait-sync"},
+	})
+	sess := sessionWrite(t, r.db, table, -1)
+
+	tFault := time.Now()
+	if out, err := clusterScript("set-read-only", primaryPort, "on"); err != nil {
+		t.Fatalf("set-read-only: %v\n%s", err, out)
+	}
+	tReadOnly := time.Now()
+	// A graceful switchover waits for the replica to have everything
+	// (MASTER_GTID_WAIT on both replicas).
+	if out, err := clusterScript("wait-sync"); err != nil {
+		t.Fatalf("wait-sync: %v\n%s", err, out)
+	}
+	if out, err := clusterScript("promote-node", portOf(newPrimary)); err != nil {
+		t.Fatalf("promote-node: %v\n%s", err, out)
+	}
+	tPromoted := time.Now()
+	for _, port := range []string{portOf(other), primaryPort} {
+		if out, err := clusterScript("repoint-node", port, portOf(newPrimary)); err != nil {
+			t.Fatalf("repoint-node %s: %v\n%s", port, err, out)
+		}
+	}
+	t.Logf("read-only→promoted %s; repoint-node ×2 took %s", tPromoted.Sub(tFault).Round(time.Millisecond),
+		time.Since(tPromoted).Round(time.Millisecond))
+	servesReadsAgain(t, r.db, 0, "the old primary, re-pointed to the promoted replica1")
+	servesReadsAgain(t, r.db, 2, "replica2, re-pointed to the promoted replica1")
+	soak(failoverCheckInterval)
+	wr, rr := r.writers.stop(), r.readers.stop()
+
+	f := followFigures{wait: wait, graceful: true, tFault: tFault, tFaultDone: tReadOnly, tPromoted: tPromoted, wr: wr, rr: rr}
+	f.check(t, cl, r.w, newPrimary, table)
+	if wait > 0 {
+		// Nothing breaks in a graceful switchover: a write refused as
+		// read-only was not applied, and waits for the new primary.
+		if errs := wr.failures(time.Time{}, time.Time{}); len(errs) > 0 {
+			t.Errorf("with failover_wait=%s, %d writes failed: %s", wait, len(errs), errSummary(errs, 3))
+		}
+	}
+	checkRole(t, r.db, 1, "primary")
+	checkRole(t, r.db, 0, "replica")
+	sessionReadsItsWrites(t, r.db, sess, table, -1, -2)
+}
+
+// followFigures are the measurements of a follow scenario.
+type followFigures struct {
+	wait time.Duration
+	// graceful: nothing crashed, so no acknowledged write may be missing
+	// at all.
+	graceful bool
+	// tFault is just before the fault was injected, tFaultDone once it
+	// certainly had taken effect (the cluster.sh command returned), and
+	// tPromoted once the promotion had.
+	tFault, tFaultDone, tPromoted time.Time
+	wr, rr                        results
+}
+
+// recovery is the time from the fault until the first successful write:
+// the end of the earliest successful write among those that started
+// after tFaultDone (earlier ones may have succeeded on the old primary
+// before the fault took effect), measured from tFault.
+func (f followFigures) recovery() (time.Duration, bool) {
+	first := time.Time{}
+	for _, c := range f.wr.in(f.tFaultDone, time.Time{}) {
+		if end := c.start.Add(c.dur); c.err == nil && (first.IsZero() || end.Before(first)) {
+			first = end
+		}
+	}
+	return first.Sub(f.tFault), !first.IsZero()
+}
+
+// check logs the scenario's figures and checks what both scenarios
+// promise: writes on the promoted node within check_interval + 1 s of
+// the promotion, no acknowledged write lost or applied twice there, no
+// failed read, and with failover_wait no write longer than the recovery
+// time (+100 ms).
+func (f followFigures) check(t *testing.T, cl *cluster, w *ackedWrites, newPrimary, table string) {
+	t.Helper()
+	wr, rr := f.wr, f.rr
+	back, ok := firstSuccessAfter(wr, f.tPromoted)
+	if !ok {
+		t.Fatalf("no write succeeded after the promotion: %s", wr.summary(f.tPromoted, time.Time{}))
+	}
+	recovery, _ := f.recovery()
+	missing := w.missingOn(t, cl, newPrimary, table)
+	dup := w.duplicatesOn(t, cl, newPrimary, table)
+	failed := wr.failures(time.Time{}, time.Time{})
+	longest := wr.max(time.Time{}, time.Time{})
+	t.Logf("failover_wait=%s: writes back %s after the promotion, recovery %s after the fault; %d of %d writes failed (%d started before the fault was done)%s; longest write %s; lost %d; applied twice %d",
+		f.wait, back.Round(time.Millisecond), recovery.Round(time.Millisecond), len(failed), wr.count(time.Time{}, time.Time{}),
+		len(wr.failures(time.Time{}, f.tFaultDone)), errSummary(failed, 3), longest.Round(time.Millisecond), len(missing), len(dup))
+	t.Logf("reads: %s", rr.summary(time.Time{}, time.Time{}))
+	if back > failoverCheckInterval+time.Second {
+		t.Errorf("writes reached the promoted node %s after the promotion, want within check_interval + 1s", back)
+	}
+	w.mu.Lock()
+	for _, id := range missing {
+		// Acknowledged before the fault was done: a crashed primary may
+		// have acknowledged what it never sent (asynchronous replication,
+		// not rwpool's loss); after it, only the new primary acknowledges.
+		if f.graceful || w.acked[id].After(f.tFaultDone) {
+			t.Errorf("write %d, acknowledged at %s (fault at %s), is missing on the new primary", id,
+				w.acked[id].Format("15:04:05.000"), f.tFault.Format("15:04:05.000"))
+		}
+	}
+	w.mu.Unlock()
+	if len(dup) > 0 {
+		t.Errorf("%d writes applied twice on the new primary: %v", len(dup), dup[:min(len(dup), 10)])
+	}
+	if errs := rr.failures(time.Time{}, time.Time{}); len(errs) > 0 {
+		t.Errorf("%d reads failed: %s", len(errs), errSummary(errs, 3))
+	}
+	if f.wait > 0 {
+		tolerance := 100 * time.Millisecond
+		if longest > recovery+tolerance {
+			t.Errorf("longest write %s, want at most the recovery time %s + %s", longest, recovery, tolerance)
+		}
+	}
+}
+
+// servesReadsAgain waits (while the readers run) until node idx of db's
+// Stats is an available replica that serves reads: its Served count grows.
+func servesReadsAgain(t *testing.T, db *sql.DB, idx int, what string) {
+	t.Helper()
+	base := int64(-1)
+	d, ok := poll(15*time.Second, func() bool {
+		s, err := rwpool.Stats(db)
+		if err != nil {
+			return false
+		}
+		n := s.Nodes[idx]
+		if n.Role != "replica" || !n.Available {
+			return false
+		}
+		if base < 0 {
+			base = n.Served
+			return false
+		}
+		return n.Served > base
+	})
+	if !ok {
+		s, _ := rwpool.Stats(db)
+		n := s.Nodes[idx]
+		t.Errorf("%s does not serve reads within 15s: role %s, state %s, served %d, reports %s, position %s, status error %q",
+			what, n.Role, n.State, n.Served, n.Reports, n.Position, n.StatusError)
+		return
+	}
+	t.Logf("%s serves reads again %s later", what, d.Round(time.Millisecond))
+}
+
+// checkRole checks the role rwpool gives node idx.
+func checkRole(t *testing.T, db *sql.DB, idx int, want string) {
+	t.Helper()
+	s, err := rwpool.Stats(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := s.Nodes[idx]; n.Role != want {
+		t.Errorf("%s's role: %s, want %s", n.Name, n.Role, want)
+	}
+}
+
+// sessionWrite writes row id in a new session, whose reads must see it.
+func sessionWrite(t *testing.T, db *sql.DB, table string, id int) context.Context {
+	t.Helper()
+	sess := rwpool.WithSession(context.Background())
+	mustExecCtx(t, db, sess, fmt.Sprintf("INSERT INTO %s (id, w) VALUES (%d, %d)", table, id, id))
+	return sess
+}
+
+// sessionReadsItsWrites checks that the session reads its write from
+// before the promotion (id before), and, once it writes id after, that
+// one too, wherever its reads go.
+func sessionReadsItsWrites(t *testing.T, db *sql.DB, sess context.Context, table string, before, after int) {
+	t.Helper()
+	var n int
+	if err := db.QueryRowContext(sess, fmt.Sprintf("SELECT count(*) FROM %s WHERE id = %d", table, before)).Scan(&n); err != nil || n != 1 {
+		t.Errorf("the session's write from before the promotion: %d rows (%v)", n, err)
+	}
+	mustExecCtx(t, db, sess, fmt.Sprintf("INSERT INTO %s (id, w) VALUES (%d, %d)", table, after, after))
+	for range 20 {
+		if err := db.QueryRowContext(sess, fmt.Sprintf("SELECT count(*) FROM %s WHERE id = %d", table, after)).Scan(&n); err != nil || n != 1 {
+			t.Errorf("the session's write after the promotion: %d rows (%v)", n, err)
+			return
+		}
+	}
+}
+
+// TestIntegrationPromotedReplicaGetsNoWrite: with follow_promotion=on, a
+// replica made writable while the primary is healthy gets no write: every
+// acknowledged write is on the primary, none on the replica.
+func TestIntegrationPromotedReplicaGetsNoWrite(t *testing.T) {
+	for _, cl := range realClusters(t) {
+		if cl.Name == "pgx" { // the same servers as postgres
+			continue
+		}
+		t.Run(cl.Name, func(t *testing.T) { promotedReplicaGetsNoWrite(t, cl) })
+	}
+}
+
+func promotedReplicaGetsNoWrite(t *testing.T, cl *cluster) {
+	{
+		const table = "rw_splitguard"
+		rogue := cl.Replicas[0]
+		setup, err := sql.Open(cl.Driver, cl.NodeDSN(cl.Primary))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer setup.Close()
+		mustExec(t, setup, "DROP TABLE IF EXISTS "+table)
+		mustExec(t, setup, "CREATE TABLE "+table+" (id BIGINT PRIMARY KEY, w INT)")
+		cl.waitSync(t)
+		if out, err := clusterScript("promote-node", portOf(rogue)); err != nil {
+			t.Fatalf("promote-node: %v\n%s", err, out)
+		}
+		defer func() {
+			if out, err := clusterScript("rejoin-node", portOf(rogue)); err != nil {
+				t.Errorf("cleanup: rejoin-node: %v\n%s", err, out)
+			}
+			if out, err := clusterScript("wait-sync"); err != nil {
+				t.Errorf("cleanup: wait-sync: %v\n%s", err, out)
+			}
+			mustExec(t, setup, "DROP TABLE IF EXISTS "+table)
+		}()
+		db := cl.open(t, "follow_promotion=on;check_interval=200ms")
+		eventually(t, 10*time.Second, "the rogue replica flagged as writable", func() bool {
+			s, err := rwpool.Stats(db)
+			return err == nil && s.Nodes[1].RoleMismatch()
+		})
+		w := &ackedWrites{acked: map[int64]time.Time{}}
+		f := w.fn(db, table)
+		for i := range 300 {
+			if err := f(context.Background(), 0); err != nil {
+				t.Fatalf("write %d: %v", i, err)
+			}
+		}
+		if missing := w.missingOn(t, cl, cl.Primary, table); len(missing) > 0 {
+			t.Errorf("%d acknowledged writes missing on the primary", len(missing))
+		}
+		if onRogue := len(w.acked) - len(w.missingOn(t, cl, rogue, table)); onRogue > 0 {
+			t.Errorf("%d writes reached the writable replica", onRogue)
+		}
+	}
+}
+
+func mustExecCtx(t *testing.T, db *sql.DB, ctx context.Context, q string) {
+	t.Helper()
+	if _, err := db.ExecContext(ctx, q); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+}
