@@ -121,13 +121,32 @@ func followSwitchover(t *testing.T, cl *cluster, wait time.Duration) {
 		t.Fatalf("promote-node: %v\n%s", err, out)
 	}
 	tPromoted := time.Now()
-	for _, port := range []string{portOf(other), primaryPort} {
-		if out, err := clusterScript("repoint-node", port, portOf(newPrimary)); err != nil {
-			t.Fatalf("repoint-node %s: %v\n%s", port, err, out)
-		}
+	if out, err := clusterScript("repoint-node", portOf(other), portOf(newPrimary)); err != nil {
+		t.Fatalf("repoint-node replica2: %v\n%s", err, out)
 	}
-	t.Logf("read-only→promoted %s; repoint-node ×2 took %s", tPromoted.Sub(tFault).Round(time.Millisecond),
+	t.Logf("read-only→promoted %s; repoint-node replica2 took %s", tPromoted.Sub(tFault).Round(time.Millisecond),
 		time.Since(tPromoted).Round(time.Millisecond))
+	// Until the old primary follows the new one it has nothing written
+	// since: it must serve no read, for a status check or two.
+	eventually(t, 10*time.Second, "rwpool follows the promotion", func() bool {
+		s, err := rwpool.Stats(r.db)
+		return err == nil && s.Nodes[1].Role == "primary" && s.Nodes[0].Role == "replica"
+	})
+	served := func() int64 {
+		s, err := rwpool.Stats(r.db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.Nodes[0].Served
+	}
+	before := served()
+	soak(failoverCheckInterval + 200*time.Millisecond)
+	if n := served() - before; n > 0 {
+		t.Errorf("the old primary, read-only and following nobody, served %d reads", n)
+	}
+	if out, err := clusterScript("repoint-node", primaryPort, portOf(newPrimary)); err != nil {
+		t.Fatalf("repoint-node old primary: %v\n%s", err, out)
+	}
 	servesReadsAgain(t, r.db, 0, "the old primary, re-pointed to the promoted replica1")
 	servesReadsAgain(t, r.db, 2, "replica2, re-pointed to the promoted replica1")
 	soak(failoverCheckInterval)
@@ -224,9 +243,21 @@ func (f followFigures) check(t *testing.T, cl *cluster, w *ackedWrites, newPrima
 }
 
 // servesReadsAgain waits (while the readers run) until node idx of db's
-// Stats is an available replica that serves reads: its Served count grows.
+// Stats is an available replica that follows the primary (its applied
+// position reaches the primary's written position of the call) and serves
+// reads: its Served count grows.
 func servesReadsAgain(t *testing.T, db *sql.DB, idx int, what string) {
 	t.Helper()
+	s, err := rwpool.Stats(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var target string
+	for _, n := range s.Nodes {
+		if n.Role == "primary" {
+			target = n.Position
+		}
+	}
 	base := int64(-1)
 	d, ok := poll(15*time.Second, func() bool {
 		s, err := rwpool.Stats(db)
@@ -234,7 +265,7 @@ func servesReadsAgain(t *testing.T, db *sql.DB, idx int, what string) {
 			return false
 		}
 		n := s.Nodes[idx]
-		if n.Role != "replica" || !n.Available {
+		if n.Role != "replica" || !n.Available || !positionCovers(n.Position, target) {
 			return false
 		}
 		if base < 0 {
@@ -246,11 +277,45 @@ func servesReadsAgain(t *testing.T, db *sql.DB, idx int, what string) {
 	if !ok {
 		s, _ := rwpool.Stats(db)
 		n := s.Nodes[idx]
-		t.Errorf("%s does not serve reads within 15s: role %s, state %s, served %d, reports %s, position %s, status error %q",
-			what, n.Role, n.State, n.Served, n.Reports, n.Position, n.StatusError)
+		t.Errorf("%s does not serve reads within 15s: role %s, state %s, served %d, reports %s, position %s (primary's: %s), status error %q",
+			what, n.Role, n.State, n.Served, n.Reports, n.Position, target, n.StatusError)
 		return
 	}
 	t.Logf("%s serves reads again %s later", what, d.Round(time.Millisecond))
+}
+
+// positionCovers reports whether Stats position p (a PostgreSQL LSN
+// "X/Y", or MariaDB GTIDs "domain-server-seq,...") is at or past q. For
+// GTIDs, every domain of q must be reached in p (sequence numbers grow
+// within a domain under gtid_strict_mode, whatever the server).
+func positionCovers(p, q string) bool {
+	if q == "" {
+		return true
+	}
+	if hi, lo, ok := strings.Cut(q, "/"); ok {
+		var qh, ql, ph, pl uint64
+		if _, err := fmt.Sscanf(hi+" "+lo, "%x %x", &qh, &ql); err != nil {
+			return false
+		}
+		if _, err := fmt.Sscanf(strings.Replace(p, "/", " ", 1), "%x %x", &ph, &pl); err != nil {
+			return false
+		}
+		return ph<<32|pl >= qh<<32|ql
+	}
+	seqs := map[string]uint64{}
+	for _, g := range strings.Split(p, ",") {
+		var d, srv, n uint64
+		if _, err := fmt.Sscanf(g, "%d-%d-%d", &d, &srv, &n); err == nil {
+			seqs[fmt.Sprint(d)] = n
+		}
+	}
+	for _, g := range strings.Split(q, ",") {
+		var d, srv, n uint64
+		if _, err := fmt.Sscanf(g, "%d-%d-%d", &d, &srv, &n); err != nil || seqs[fmt.Sprint(d)] < n {
+			return false
+		}
+	}
+	return true
 }
 
 // checkRole checks the role rwpool gives node idx.
