@@ -68,7 +68,8 @@ func followPromotion(t *testing.T, cl *cluster, wait time.Duration) {
 	t.Logf("kill→promoted %s; repoint-node replica2 took %s (%s)", tPromoted.Sub(tFault).Round(time.Millisecond),
 		time.Since(tPromoted).Round(time.Millisecond), how)
 	servesReadsAgain(t, r.db, 2, "replica2, re-pointed to the promoted replica1")
-	soak(failoverCheckInterval)
+	// Long enough after the promotion to see writes come back late.
+	soak(max(failoverCheckInterval, time.Until(tPromoted.Add(failoverCheckInterval+2*time.Second))))
 	wr, rr := r.writers.stop(), r.readers.stop()
 
 	f := followFigures{wait: wait, tFault: tFault, tFaultDone: tKilled, tPromoted: tPromoted, wr: wr, rr: rr}
@@ -149,7 +150,8 @@ func followSwitchover(t *testing.T, cl *cluster, wait time.Duration) {
 	}
 	servesReadsAgain(t, r.db, 0, "the old primary, re-pointed to the promoted replica1")
 	servesReadsAgain(t, r.db, 2, "replica2, re-pointed to the promoted replica1")
-	soak(failoverCheckInterval)
+	// Long enough after the promotion to see writes come back late.
+	soak(max(failoverCheckInterval, time.Until(tPromoted.Add(failoverCheckInterval+2*time.Second))))
 	wr, rr := r.writers.stop(), r.readers.stop()
 
 	f := followFigures{wait: wait, graceful: true, tFault: tFault, tFaultDone: tReadOnly, tPromoted: tPromoted, wr: wr, rr: rr}
