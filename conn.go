@@ -20,6 +20,7 @@ type conn struct {
 	owned  bool // made by Driver.Open: closing the conn closes c
 	closed bool
 	lease  lease
+	w      *watcher // rescues its plain reads (rescue.go); nil until the first
 }
 
 var _ interface {
@@ -108,13 +109,15 @@ const maxWriteAttempts = 4
 // level (or finds its node unavailable) before any row reached the caller
 // is replayed on another node, each node at most once: other replicas
 // first, then the primary (unless fallback=error). call runs the read on
-// pc and returns whether it holds on to pc (rows still open on it);
-// otherwise read settles pc.
+// pc with ctx and returns whether it holds on to pc (rows still open on
+// it, which then finish rc); otherwise read settles pc. A read whose node
+// becomes unavailable while it runs is cancelled and replayed at once
+// (rescue.go).
 //
 // In a session that has written (WithSession), a replica serves the read
 // only once it has applied the session's writes; replicas that have not
 // are passed over, and the primary serves the read if none has.
-func (vc *conn) read(ctx context.Context, o ctxOpts, d routing.Decision, call func(*pool.Conn, *node) (held bool, err error)) error {
+func (vc *conn) read(ctx context.Context, o ctxOpts, d routing.Decision, call func(context.Context, *readCtx, *pool.Conn, *node) (held bool, err error)) error {
 	var triedBuf [4]*node
 	tried := triedBuf[:0]
 	var lastErr error
@@ -144,15 +147,23 @@ func (vc *conn) read(ctx context.Context, o ctxOpts, d routing.Decision, call fu
 			why = d.Rule.String()
 		}
 		o.record(n, why, replays)
-		pc, err := n.acquire(ctx)
+		// The read's own context covers the borrow too: a dial hung on a
+		// node that trips is rescued like a statement.
+		rctx, rc := vc.readContext(ctx, n)
+		pc, err := n.acquire(rctx)
+		if err != nil && rc.rescued() {
+			err = rescuedError(n)
+		}
 		if err == nil && plan.needsCheck(n) {
 			switch ok, cerr := vc.c.hasApplied(ctx, pc, n, &plan, behind == 0); {
 			case cerr == errAbandoned:
+				rc.finish()
 				n.noteErr(ctx.Err())
 				return ctx.Err()
 			case cerr != nil && !replayable(ctx, cerr):
 				// It could not answer the question (the read itself was
 				// not tried): pass it over like a replica that is behind.
+				rc.finish()
 				n.settle(ctx, pc, cerr)
 				tried = append(tried, n)
 				behind++
@@ -161,20 +172,28 @@ func (vc *conn) read(ctx context.Context, o ctxOpts, d routing.Decision, call fu
 				n.settle(ctx, pc, cerr)
 				err = cerr
 			case !ok:
+				rc.finish()
 				pc.Release()
 				tried = append(tried, n)
 				behind++
 				continue
 			}
 		}
-		if err == nil {
+		if err != nil {
+			rc.finish()
+		} else {
 			var held bool
-			if held, err = call(pc, n); held {
+			if held, err = call(rctx, rc, pc, n); held {
 				return nil
 			}
-			var out outcome
-			if out, err = vc.settleRead(ctx, pc, n, err); err == nil || out == abandoned {
-				return err
+			rc.finish()
+			if err != nil && rc.rescued() {
+				err = n.rescued(pc, err)
+			} else {
+				var out outcome
+				if out, err = vc.settleRead(ctx, pc, n, err); err == nil || out == abandoned {
+					return err
+				}
 			}
 		}
 		if !replayable(ctx, err) {
@@ -222,7 +241,7 @@ func (vc *conn) exec(ctx context.Context, query string, d routing.Decision, args
 			return res, err
 		}
 	}
-	err := vc.read(ctx, optsOf(ctx), d, func(pc *pool.Conn, _ *node) (_ bool, err error) {
+	err := vc.read(ctx, optsOf(ctx), d, func(ctx context.Context, _ *readCtx, pc *pool.Conn, _ *node) (_ bool, err error) {
 		res, err = execWatched(vc.c, ctx, pc, query, args)
 		return false, err
 	})
@@ -273,12 +292,12 @@ func (vc *conn) query(ctx context.Context, query string, d routing.Decision, arg
 		}
 	}
 	var r *rows
-	err := vc.read(ctx, optsOf(ctx), d, func(pc *pool.Conn, n *node) (bool, error) {
+	err := vc.read(ctx, optsOf(ctx), d, func(ctx context.Context, rc *readCtx, pc *pool.Conn, n *node) (bool, error) {
 		var err error
 		if r, err = queryWatched(vc.c, ctx, pc, query, args); err != nil {
 			return false, err
 		}
-		r.pc, r.n, r.vc = pc, n, vc
+		r.pc, r.n, r.vc, r.rc = pc, n, vc, rc
 		return true, nil
 	})
 	if err != nil {
@@ -452,6 +471,7 @@ func (vc *conn) Close() error {
 		return nil
 	}
 	vc.closed = true
+	vc.w.stop()
 	vc.lease.unpark()
 	vc.lease.unpin()
 	if vc.owned {

@@ -169,8 +169,13 @@ func (c *Connector) newNode(real driver.Driver, nc dsn.Node) (*node, error) {
 			return nil, &nodeError{node: nc.Name, op: "open connector", err: redactErr(err, nc.DSN)}
 		}
 	}
-	n := &node{c: c, cfg: nc, conn: nodeConnector{Connector: rc, dsn: nc.DSN, c: c},
-		health: breaker.NewNode(nc.Name, nc.Role.String(), c.notify)}
+	n := &node{c: c, cfg: nc, conn: nodeConnector{Connector: rc, dsn: nc.DSN, c: c}}
+	trip := make(chan struct{})
+	n.trip.Store(&trip)
+	n.health = breaker.NewNode(nc.Name, nc.Role.String(), func(e Event) {
+		n.onEvent(e)
+		c.notify(e)
+	})
 	p, err := pool.New(pool.Config{
 		Name:           nc.Name,
 		Connector:      nodeConnector{Connector: rc, dsn: nc.DSN, c: c, dials: &n.dials},

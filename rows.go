@@ -29,6 +29,7 @@ type rows struct {
 	vc    *conn
 	lease *lease
 	pin   *pool.Conn // the lease's pin the rows run on
+	rc    *readCtx   // the read's rescue watch, finished with the rows
 }
 
 var _ interface {
@@ -45,8 +46,15 @@ func (r *rows) Columns() []string { return r.rs.Columns() }
 
 func (r *rows) Next(dest []driver.Value) error {
 	err := r.rs.Next(dest)
-	if err != nil && err != io.EOF && r.err == nil {
-		r.err = err
+	if err != nil && err != io.EOF {
+		if r.rc != nil && r.rc.rescued() {
+			// Rows already handed over are not replayed; they fail fast
+			// instead of waiting for a node found unavailable.
+			err = rescuedError(r.n)
+		}
+		if r.err == nil {
+			r.err = err
+		}
 	}
 	return err
 }
@@ -61,6 +69,16 @@ func (r *rows) Close() error {
 	cause := r.err
 	if err != nil {
 		cause = err
+	}
+	if r.rc != nil {
+		r.rc.finish()
+		if cause != nil && r.rc.rescued() && r.pc != nil {
+			r.n.closedBroken.Add(1)
+			r.n.errors.Add(1)
+			r.pc.Destroy()
+			r.pc = nil
+		}
+		r.rc = nil
 	}
 	switch {
 	case r.pc != nil:
