@@ -42,6 +42,11 @@ type node struct {
 	replays   atomic.Int64 // reads that failed here and were replayed elsewhere
 	fallbacks atomic.Int64 // reads served here because no replica was available
 
+	// Hedged reads (hedge.go), counted on the node the read was slow on.
+	hedges        atomic.Int64 // reads here that were hedged
+	hedgeWins     atomic.Int64 // of them, those whose hedge answered first
+	hedgesRefused atomic.Int64 // reads here that hedge_budget refused a hedge
+
 	// Real connections closed by rwpool, by cause (see NodeStats).
 	closedSession atomic.Int64
 	closedBroken  atomic.Int64

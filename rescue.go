@@ -2,6 +2,7 @@ package rwpool
 
 import (
 	"context"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -15,43 +16,57 @@ import (
 // unavailable. The driver then gives up on the read at once (mysql and pgx
 // watch the context; for lib/pq the watched call returns), the read's
 // connection is destroyed, and read replays the read elsewhere like any
-// read that failed before returning a row. Without it, every read in
-// flight on a node that hung waits out its whole deadline although rwpool
-// found the node down long before.
+// read that failed before returning a row. The borrow is covered too: a
+// dial hung on the node is rescued like a statement. Without it, every
+// read in flight on a node that hung waits out its whole deadline
+// although rwpool found the node down long before.
 //
-// The same watch suspects a hang sooner: a read still running after
-// probe_timeout asks for a probe of its node (node.suspect), so a hung
-// node is found within about twice probe_timeout instead of at the next
-// health check.
+// The same watch suspects a hang sooner (a read still running after
+// probe_timeout asks for a probe of its node: node.suspect, so a hung node
+// is found within about twice probe_timeout instead of at the next health
+// check) and starts hedges (hedge.go).
 //
 // Cost: the readCtx is the one allocation a read adds. Merging the
 // caller's context with the node's trip needs someone to wait on both:
 // context.WithCancel plus context.AfterFunc costs five allocations, so
 // each virtual connection has a watcher goroutine instead (as
 // go-sql-driver/mysql has per connection), handed each read over a
-// channel: two channel operations per read and no allocation. A caller
-// context that can never end needs no watcher: the read's Done is its
-// node's trip channel.
+// channel: two channel operations per read and no allocation. A read whose
+// context can never end and that cannot be hedged needs no watcher: its
+// Done is its node's trip channel.
 
 // readCtx is the context a plain read runs with. Its Done closes when the
-// caller's context ends or the read is rescued; Deadline and Value are the
-// caller's. A new one is made per read, so a driver goroutine that
-// lingers after the read sees this read's context, never the next one's.
+// caller's context ends, the read is rescued, or a hedge answered first;
+// Deadline and Value are the caller's. A new one is made per read, so a
+// driver goroutine that lingers after the read sees this read's context,
+// never the next one's.
 type readCtx struct {
 	parent context.Context
 	done   <-chan struct{}
-	cancel chan struct{} // done, closed by the watcher; nil without one
+	cancel chan struct{} // done, closed by whoever ends the read; nil without a watcher
 	n      *node
-	w      *watcher // nil when parent can never end
+	w      *watcher // nil when the read needs no watcher
 	state  atomic.Int32
+
+	// hedging (hedge.go); query is empty when the read may not be hedged
+	query string
+	args  []driver.NamedValue
+	won   *rows                              // the hedge's answer, set before the state becomes readHedged
+	stop  atomic.Pointer[context.CancelFunc] // cancels the hedge in flight
 }
 
-// readCtx states.
+// readCtx states. A read is running until its call returns (answered) and
+// finished when its rows close; the watcher may end it first (ended,
+// rescued) and a hedge may answer first (hedged). Done closes on the
+// transitions to ended, rescued and hedged, each of which happens at most
+// once.
 const (
-	readRunning  int32 = iota
-	readFinished       // the read ended; the watcher lets it be
-	readEnded          // the caller's context ended first
-	readRescued        // the node became unavailable first
+	readRunning int32 = iota
+	readAnswered
+	readFinished
+	readEnded   // the caller's context ended
+	readRescued // the node became unavailable
+	readHedged  // a hedge answered first
 )
 
 func (r *readCtx) Deadline() (time.Time, bool) { return r.parent.Deadline() }
@@ -70,7 +85,7 @@ func (r *readCtx) Err() error {
 	switch r.state.Load() {
 	case readEnded:
 		return r.parent.Err()
-	case readRescued:
+	case readRescued, readHedged:
 		return context.Canceled
 	}
 	return nil
@@ -88,6 +103,49 @@ func (r *readCtx) rescued() bool {
 	return r.state.Load() == readRescued
 }
 
+// answer records that the read's call returned and reports the read's
+// state: readAnswered, or how it was ended first. A hedge in flight is
+// cancelled.
+func (r *readCtx) answer() int32 {
+	if r == nil {
+		return readAnswered
+	}
+	if r.w == nil {
+		if r.rescued() {
+			return readRescued
+		}
+		return readAnswered
+	}
+	if !r.state.CompareAndSwap(readRunning, readAnswered) {
+		return r.state.Load()
+	}
+	if stop := r.stop.Load(); stop != nil {
+		(*stop)()
+	}
+	return readAnswered
+}
+
+// end ends a running or answered read for why (readEnded, readRescued):
+// Done closes and Err says why.
+func (r *readCtx) end(why int32) {
+	if r.state.CompareAndSwap(readRunning, why) || r.state.CompareAndSwap(readAnswered, why) {
+		close(r.cancel)
+	}
+}
+
+// finish ends the watch of a read; its rows, if any, are closed.
+func (r *readCtx) finish() {
+	if r == nil || r.w == nil {
+		return
+	}
+	w := r.w
+	if !r.state.CompareAndSwap(readAnswered, readFinished) && !r.state.CompareAndSwap(readRunning, readFinished) {
+		w.done = make(chan struct{}) // the read was ended: the old one is closed
+	}
+	w.busy = false
+	w.fin <- struct{}{} // buffered: the watcher takes it when it can
+}
+
 // errRescued marks a read cancelled because its node became unavailable;
 // it is replayed elsewhere like any read whose node failed.
 var errRescued = errors.New("read cancelled: its node became unavailable")
@@ -101,6 +159,7 @@ func rescuedError(n *node) error {
 // file). Its fields are used by the connection's goroutine of the moment;
 // database/sql serialises them.
 type watcher struct {
+	vc   *conn
 	arm  chan *readCtx // a read to watch; unbuffered: the goroutine is waiting
 	fin  chan struct{} // the read ended; one per arm
 	quit chan struct{} // closed when the virtual connection closes
@@ -110,14 +169,16 @@ type watcher struct {
 }
 
 // readContext returns the context for a plain read on n and the readCtx to
-// finish when the read ends (nil when it needs none). A read waits on its
-// node only when rescue can help it: a breaker watches the node.
-func (vc *conn) readContext(ctx context.Context, n *node) (context.Context, *readCtx) {
-	if !vc.c.cfg.Breaker {
+// answer and finish (nil when the read needs none). query and args are the
+// read's, if it may be hedged.
+func (vc *conn) readContext(ctx context.Context, n *node, query string, args []driver.NamedValue) (context.Context, *readCtx) {
+	c := vc.c
+	hedge := query != "" && c.cfg.HedgeAfter > 0
+	if !c.cfg.Breaker && !hedge {
 		return ctx, nil
 	}
-	if ctx.Done() == nil {
-		if vc.c.watch {
+	if ctx.Done() == nil && !hedge {
+		if c.watch {
 			// Moving every read of a driver that blocks into a goroutine
 			// costs more than rescuing reads that never time out saves.
 			return ctx, nil
@@ -127,30 +188,21 @@ func (vc *conn) readContext(ctx context.Context, n *node) (context.Context, *rea
 	}
 	w := vc.watcher()
 	if w == nil || w.busy {
-		return ctx, nil // two reads at once on one *sql.Conn: the second is not rescued
+		return ctx, nil // two reads at once on one *sql.Conn: the second is not watched
 	}
 	r := &readCtx{parent: ctx, done: w.done, cancel: w.done, n: n, w: w}
+	if hedge {
+		r.query, r.args = query, args
+		c.hedges.read(slotOf(time.Now()))
+	}
 	select {
 	case w.arm <- r:
 		w.busy = true
 		return r, r
-	case <-vc.c.stop:
+	case <-c.stop:
 		w.dead = true
 		return ctx, nil
 	}
-}
-
-// finish ends the watch of a read.
-func (r *readCtx) finish() {
-	if r == nil || r.w == nil {
-		return
-	}
-	w := r.w
-	if !r.state.CompareAndSwap(readRunning, readFinished) {
-		w.done = make(chan struct{}) // the watcher closed the old one
-	}
-	w.busy = false
-	w.fin <- struct{}{} // buffered: the watcher takes it when it can
 }
 
 // watcher returns the connection's watcher, starting it on first use.
@@ -162,9 +214,9 @@ func (vc *conn) watcher() *watcher {
 		}
 		return w
 	}
-	w = &watcher{arm: make(chan *readCtx), fin: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
+	w = &watcher{vc: vc, arm: make(chan *readCtx), fin: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
 	vc.w = w
-	if !vc.c.bg.Go(func() { w.run(vc.c) }) {
+	if !vc.c.bg.Go(w.run) {
 		w.dead = true
 		return nil
 	}
@@ -179,75 +231,91 @@ func (w *watcher) stop() {
 	}
 }
 
-func (w *watcher) run(c *Connector) {
-	suspect := time.NewTimer(time.Hour)
-	suspect.Stop()
-	defer suspect.Stop()
+func (w *watcher) run() {
+	c := w.vc.c
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
 	for {
-		var r *readCtx
 		select {
-		case r = <-w.arm:
+		case r := <-w.arm:
+			if !w.watch(r, timer) {
+				return
+			}
 		case <-w.quit:
 			return
 		case <-c.stop:
 			return
 		}
-		suspect.Reset(c.cfg.ProbeTimeout)
-		timer := suspect.C
-		parent, trip := r.parent.Done(), r.n.tripped()
-		if !w.watch(r, timer, parent, trip, c.stop) {
-			return
-		}
-		suspect.Stop()
 	}
 }
 
 // watch waits for the end of read r, cancelling it if its caller's
-// context ends or its node trips first, and asking for a probe of the node
-// if it runs longer than probe_timeout. It takes exactly one fin, whatever
-// ended the read, and reports false when the Connector closes.
-func (w *watcher) watch(r *readCtx, timer <-chan time.Time, parent, trip, stop <-chan struct{}) bool {
+// context ends or its node trips first, asking for a probe of the node if
+// it runs longer than probe_timeout, and hedging it after hedge_after. It
+// takes exactly one fin, whatever ended the read, and reports false when
+// the Connector closes.
+func (w *watcher) watch(r *readCtx, timer *time.Timer) bool {
+	c := w.vc.c
+	start := time.Now()
+	hedgeAt, suspectAt := time.Duration(-1), c.cfg.ProbeTimeout
+	if r.query != "" {
+		hedgeAt = c.cfg.HedgeAfter
+	}
+	next := func() <-chan time.Time {
+		d := suspectAt
+		if hedgeAt >= 0 && (d < 0 || hedgeAt < d) {
+			d = hedgeAt
+		}
+		if d < 0 {
+			return nil
+		}
+		timer.Reset(d - time.Since(start))
+		return timer.C
+	}
+	defer timer.Stop()
+	tick := next()
+	parent, trip := r.parent.Done(), r.n.tripped()
 	for {
 		select {
 		case <-w.fin:
 			return true
-		case <-timer:
-			timer = nil
-			r.n.suspect()
+		case <-tick:
+			since := time.Since(start)
+			if hedgeAt >= 0 && since >= hedgeAt {
+				hedgeAt = -1
+				w.hedge(r)
+			}
+			if suspectAt >= 0 && since >= suspectAt {
+				suspectAt = -1
+				r.n.suspect()
+			}
+			tick = next()
 			continue
 		case <-parent:
 			r.end(readEnded)
 		case <-trip:
 			r.end(readRescued)
-		case <-stop:
+		case <-c.stop:
 			return false
 		}
 		select {
 		case <-w.fin:
 			return true
-		case <-stop:
+		case <-c.stop:
 			return false
 		}
 	}
 }
 
-// end cancels a running read: Done closes and Err says why.
-func (r *readCtx) end(why int32) {
-	if r.state.CompareAndSwap(readRunning, why) {
-		close(r.cancel)
-	}
-}
-
-// rescued settles pc, whose read on n was cancelled because n became
-// unavailable, and returns the error to replay it with: pc is destroyed
-// (or, abandoned by a watched call, closed by its goroutine).
-func (n *node) rescued(pc *pool.Conn, err error) error {
+// discard settles pc, whose read on n was cancelled (its node became
+// unavailable, or a hedge answered first): pc is destroyed (or, abandoned
+// by a watched call, closed by its goroutine).
+func (n *node) discard(pc *pool.Conn, err error) {
 	if err != errAbandoned {
 		pc.Destroy()
 	}
 	n.closedBroken.Add(1)
-	n.errors.Add(1)
-	return rescuedError(n)
 }
 
 // tripped returns a channel closed when n becomes unavailable: the

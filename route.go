@@ -36,6 +36,7 @@ const (
 	reasonWithPrimary     = "WithPrimary"
 	reasonNoReplica       = "no replica configured"
 	reasonFallback        = "fallback: no replica available"
+	reasonHedged          = "hedged: answered before the read it hedged"
 	reasonTx              = "transaction"
 	reasonPinned          = "lease pinned by an earlier write or session statement"
 	reasonPrevious        = "diagnostics: on the connection of the previous statement"

@@ -30,6 +30,7 @@ type rows struct {
 	lease *lease
 	pin   *pool.Conn // the lease's pin the rows run on
 	rc    *readCtx   // the read's rescue watch, finished with the rows
+	stop  func()     // cancels a hedge's context once its rows close
 }
 
 var _ interface {
@@ -66,6 +67,10 @@ func (r *rows) Close() error {
 		err = errors.Join(err, r.st.Close())
 		r.st = nil
 	}
+	if r.stop != nil { // the driver let go of the context with its rows
+		r.stop()
+		r.stop = nil
+	}
 	cause := r.err
 	if err != nil {
 		cause = err
@@ -80,6 +85,7 @@ func (r *rows) Close() error {
 		}
 		r.rc = nil
 	}
+
 	switch {
 	case r.pc != nil:
 		r.vc.settleRead(context.Background(), r.pc, r.n, cause)
@@ -143,4 +149,16 @@ func (r *rows) ColumnTypePrecisionScale(i int) (precision, scale int64, ok bool)
 		return x.ColumnTypePrecisionScale(i)
 	}
 	return 0, 0, false
+}
+
+// closeReal closes the real rows of a read that lost (to a hedge, or to
+// its node's trip), whose connection the caller discards.
+func (r *rows) closeReal() {
+	if r == nil {
+		return
+	}
+	r.rs.Close()
+	if r.st != nil {
+		r.st.Close()
+	}
 }
