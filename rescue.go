@@ -31,7 +31,8 @@ import (
 // context.WithCancel plus context.AfterFunc costs five allocations, so
 // each virtual connection has a watcher goroutine instead (as
 // go-sql-driver/mysql has per connection), handed each read over a
-// channel: two channel operations per read and no allocation. A read whose
+// channel: one channel operation per read and no allocation; the end of a
+// read is not signalled (the watcher finds it over at its next event). A read whose
 // context can never end and that cannot be hedged needs no watcher: its
 // Done is its node's trip channel.
 
@@ -125,6 +126,12 @@ func (r *readCtx) answer() int32 {
 	return readAnswered
 }
 
+// live reports whether the read is still running or being read.
+func (r *readCtx) live() bool {
+	s := r.state.Load()
+	return s == readRunning || s == readAnswered
+}
+
 // end ends a running or answered read for why (readEnded, readRescued):
 // Done closes and Err says why.
 func (r *readCtx) end(why int32) {
@@ -143,7 +150,9 @@ func (r *readCtx) finish() {
 		w.done = make(chan struct{}) // the read was ended: the old one is closed
 	}
 	w.busy = false
-	w.fin <- struct{}{} // buffered: the watcher takes it when it can
+	// The watcher is not told: it learns when its next event finds the
+	// read finished, or at the next arm. Waking it here would double what
+	// a read costs it.
 }
 
 // errRescued marks a read cancelled because its node became unavailable;
@@ -161,7 +170,6 @@ func rescuedError(n *node) error {
 type watcher struct {
 	vc   *conn
 	arm  chan *readCtx // a read to watch; unbuffered: the goroutine is waiting
-	fin  chan struct{} // the read ended; one per arm
 	quit chan struct{} // closed when the virtual connection closes
 	done chan struct{} // the Done channel reads get; replaced once closed
 	busy bool          // a read is armed (its rows may still be open)
@@ -214,7 +222,7 @@ func (vc *conn) watcher() *watcher {
 		}
 		return w
 	}
-	w = &watcher{vc: vc, arm: make(chan *readCtx), fin: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
+	w = &watcher{vc: vc, arm: make(chan *readCtx), quit: make(chan struct{}), done: make(chan struct{})}
 	vc.w = w
 	if !vc.c.bg.Go(w.run) {
 		w.dead = true
@@ -236,51 +244,48 @@ func (w *watcher) run() {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
-	for {
-		select {
-		case r := <-w.arm:
-			if !w.watch(r, timer) {
-				return
-			}
-		case <-w.quit:
-			return
-		case <-c.stop:
-			return
-		}
-	}
-}
-
-// watch waits for the end of read r, cancelling it if its caller's
-// context ends or its node trips first, asking for a probe of the node if
-// it runs longer than probe_timeout, and hedging it after hedge_after. It
-// takes exactly one fin, whatever ended the read, and reports false when
-// the Connector closes.
-func (w *watcher) watch(r *readCtx, timer *time.Timer) bool {
-	c := w.vc.c
-	start := time.Now()
-	hedgeAt, suspectAt := time.Duration(-1), c.cfg.ProbeTimeout
-	if r.query != "" {
-		hedgeAt = c.cfg.HedgeAfter
-	}
-	next := func() <-chan time.Time {
+	var (
+		r                  *readCtx // the read watched, until it is found over
+		parent, trip       <-chan struct{}
+		tick               <-chan time.Time
+		start              time.Time
+		hedgeAt, suspectAt time.Duration // since start; -1 once done
+	)
+	// schedule sets the timer for r's next deadline, if any.
+	schedule := func() {
 		d := suspectAt
 		if hedgeAt >= 0 && (d < 0 || hedgeAt < d) {
 			d = hedgeAt
 		}
-		if d < 0 {
-			return nil
+		tick = nil
+		if d >= 0 {
+			timer.Reset(d - time.Since(start))
+			tick = timer.C
 		}
-		timer.Reset(d - time.Since(start))
-		return timer.C
 	}
-	defer timer.Stop()
-	tick := next()
-	parent, trip := r.parent.Done(), r.n.tripped()
+	// over reports whether r no longer needs watching, and if so forgets it.
+	over := func() bool {
+		if r != nil && r.live() {
+			return false
+		}
+		r, parent, trip, tick = nil, nil, nil, nil
+		timer.Stop()
+		return true
+	}
 	for {
 		select {
-		case <-w.fin:
-			return true
+		case r = <-w.arm:
+			start = time.Now()
+			parent, trip = r.parent.Done(), r.n.tripped()
+			hedgeAt, suspectAt = -1, c.cfg.ProbeTimeout
+			if r.query != "" {
+				hedgeAt = c.cfg.HedgeAfter
+			}
+			schedule()
 		case <-tick:
+			if over() {
+				continue
+			}
 			since := time.Since(start)
 			if hedgeAt >= 0 && since >= hedgeAt {
 				hedgeAt = -1
@@ -290,20 +295,21 @@ func (w *watcher) watch(r *readCtx, timer *time.Timer) bool {
 				suspectAt = -1
 				r.n.suspect()
 			}
-			tick = next()
-			continue
+			schedule()
 		case <-parent:
-			r.end(readEnded)
+			if !over() {
+				r.end(readEnded)
+				over()
+			}
 		case <-trip:
-			r.end(readRescued)
+			if !over() {
+				r.end(readRescued)
+				over()
+			}
+		case <-w.quit:
+			return
 		case <-c.stop:
-			return false
-		}
-		select {
-		case <-w.fin:
-			return true
-		case <-c.stop:
-			return false
+			return
 		}
 	}
 }
