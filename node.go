@@ -29,6 +29,8 @@ type node struct {
 	trip         atomic.Pointer[chan struct{}] // closed when the node trips (rescue.go)
 	nudged       atomic.Int64                  // UnixNano of the last probe statements asked of this unavailable node
 	refreshProbe atomic.Bool                   // the health checker's next probe dials anew (retire)
+	probes       atomic.Int64                  // probes of a replica, for endpointCheckEvery
+	ident        atomic.Pointer[string]        // identity of the server a replica's last dialled probe reached
 	fencer       fencer                        // fresh checks after read-only answers (fence.go)
 
 	// follow_promotion (promote.go)

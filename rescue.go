@@ -337,6 +337,7 @@ func (n *node) onEvent(e Event) {
 	switch {
 	case e.To == Unavailable:
 		close(*n.trip.Load())
+		n.ident.Store(nil) // a server back from an outage may be a new one (endpoint.go)
 	case e.From == Unavailable:
 		c := make(chan struct{})
 		n.trip.Store(&c)
