@@ -33,11 +33,10 @@ func BenchmarkReadContext(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			c, err := NewConnector(cfg)
+			c, err := NewConnector(cfg, honoursContext)
 			if err != nil {
 				b.Fatal(err)
 			}
-			c.watch = false // as for mysql and pgx
 			db := sql.OpenDB(c)
 			defer db.Close()
 			benchRead(b, db, bc.ctx)
@@ -54,3 +53,7 @@ func benchRead(b *testing.B, db *sql.DB, ctx context.Context) {
 		}
 	}
 }
+
+// honoursContext makes a Connector treat its driver as one that honours
+// contexts (mysql, pgx), before any goroutine of its starts.
+func honoursContext(c *Connector) { c.watch = false }

@@ -196,20 +196,22 @@ func (vc *conn) read(ctx context.Context, o ctxOpts, d routing.Decision, query s
 		} else {
 			rs, cerr := call(rctx, pc)
 			err = cerr
+			// A read that lost (to a hedge, or to its node's trip) was
+			// cancelled mid-protocol: its connection, and any rows on it,
+			// are destroyed unread.
 			switch rc.answer() {
 			case readHedged:
-				rs.closeReal()
 				n.discard(pc, err)
 				return vc.adoptHedge(o, rc, replays), nil
 			case readRescued:
-				if err != nil || rs != nil { // an exec that completed stands
-					rs.closeReal()
-					n.discard(pc, err)
-					n.errors.Add(1)
-					rc.finish()
-					err = rescuedError(n)
-					goto replay
+				n.discard(pc, err)
+				n.errors.Add(1)
+				rc.finish()
+				if err == nil && rs == nil {
+					return nil, nil // an exec that completed stands
 				}
+				err = rescuedError(n)
+				goto replay
 			}
 			if rs != nil {
 				rs.pc, rs.n, rs.vc, rs.rc = pc, n, vc, rc

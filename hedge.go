@@ -3,7 +3,6 @@ package rwpool
 import (
 	"context"
 	"database/sql/driver"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -35,11 +34,12 @@ const (
 )
 
 // hedgeBudget counts reads issued and hedges started per slot over the
-// last hedgeSlots slots. A hedge is allowed only if, with it, every window
-// that ends now and lasts from hedgeMinSlots to hedgeSlots slots stays
-// within the share: so a burst of hedges cannot use up in one second what
-// ten seconds of reads allow, and a window of 10 s anywhere in a steady
-// load holds the share.
+// last hedgeSlots slots. A hedge is allowed only if, with it, the window of
+// the last 10 s stays within the share, and every shorter one ending now
+// (from 1 s) within the share plus one hedge: so a burst of hedges cannot
+// use up in one second what ten seconds of reads allow, a window of 10 s
+// anywhere in a steady load holds the share, and a low read rate still
+// gets its share.
 type hedgeBudget struct {
 	share float64    // hedges allowed per read issued
 	mu    sync.Mutex // serialises hedges (rare) and slot turnover (ten a second)
@@ -86,7 +86,17 @@ func (b *hedgeBudget) allow(now int64) bool {
 			reads += k.reads.Load()
 			hedges += k.hedges.Load()
 		}
-		if i+1 >= hedgeMinSlots && float64(hedges+1) > b.share*float64(reads) {
+		if i+1 < hedgeMinSlots {
+			continue
+		}
+		// The whole window holds the share exactly; the shorter ones
+		// allow one hedge beyond it, so that a low read rate (fewer
+		// reads a second than one over the share) can hedge at all.
+		slack := 1.0
+		if i+1 == hedgeSlots {
+			slack = 0
+		}
+		if float64(hedges+1) > b.share*float64(reads)+slack {
 			return false
 		}
 	}
@@ -101,7 +111,7 @@ func (w *watcher) hedge(r *readCtx) {
 	if r.state.Load() != readRunning {
 		return
 	}
-	n, _, err := c.routeRead(false, []*node{r.n}, false)
+	n, _, err := c.pickRead(false, []*node{r.n}, false)
 	if err != nil {
 		return // nowhere else to go
 	}
@@ -116,8 +126,7 @@ func (w *watcher) hedge(r *readCtx) {
 		cancel()
 		return
 	}
-	args := slices.Clone(r.args)
-	if !c.bg.Go(func() { w.runHedge(ctx, cancel, r, n, args) }) {
+	if !c.bg.Go(func() { w.runHedge(ctx, cancel, r, n, r.args) }) {
 		cancel()
 	}
 }
@@ -148,9 +157,5 @@ func (w *watcher) runHedge(ctx context.Context, cancel context.CancelFunc, r *re
 	// may be cut mid-protocol, so it is not reused. (Not through rs.Close,
 	// which would park pc in the caller's lease.)
 	cancel()
-	rs.rs.Close()
-	if rs.st != nil {
-		rs.st.Close()
-	}
-	n.discard(pc, nil)
+	n.discard(pc, nil) // its rows unread: lib/pq's Close may block
 }

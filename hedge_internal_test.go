@@ -74,12 +74,27 @@ func TestHedgeBudgetForgets(t *testing.T) {
 		}
 	}
 	// 1000 reads over 10 s allow 100 hedges, but the last second's 100
-	// reads only 10 of them.
+	// reads only 10 of them, and one more.
 	n := 0
 	for b.allow(1000 + hedgeSlots - 1) {
 		n++
 	}
-	if n != 10 {
-		t.Fatalf("a burst got %d hedges in one slot, want 10", n)
+	if n != 11 {
+		t.Fatalf("a burst got %d hedges in one slot, want 11", n)
+	}
+}
+
+// A steady low read rate gets its share too: 5 reads a second for 10 s
+// at a 10 % budget allow a hedge.
+func TestHedgeBudgetLowRate(t *testing.T) {
+	b := hedgeBudget{share: 0.10}
+	const start = int64(17_000_000_000)
+	for s := range int64(hedgeSlots) {
+		if s%2 == 0 {
+			b.read(start + s)
+		}
+	}
+	if !b.allow(start + hedgeSlots - 1) {
+		t.Fatal("50 reads over 10 s at hedge_budget=10% allow no hedge at all")
 	}
 }

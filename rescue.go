@@ -1,10 +1,12 @@
 package rwpool
 
 import (
+	"bytes"
 	"context"
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -38,9 +40,9 @@ import (
 
 // readCtx is the context a plain read runs with. Its Done closes when the
 // caller's context ends, the read is rescued, or a hedge answered first;
-// Deadline and Value are the caller's. A new one is made per read, so a
-// driver goroutine that lingers after the read sees this read's context,
-// never the next one's.
+// Deadline and Value are the caller's. A new one is made per read; its
+// Done channel is reused by the next read until one is closed, and Err
+// stays consistent with it.
 type readCtx struct {
 	parent context.Context
 	done   <-chan struct{}
@@ -83,13 +85,18 @@ func (r *readCtx) Err() error {
 			return nil
 		}
 	}
-	switch r.state.Load() {
-	case readEnded:
-		return r.parent.Err()
-	case readRescued, readHedged:
-		return context.Canceled
+	select {
+	case <-r.done:
+	default:
+		return nil
 	}
-	return nil
+	if r.state.Load() == readEnded {
+		return r.parent.Err()
+	}
+	// Rescued, hedged; or, for a goroutine a driver left watching a read
+	// that ended, the next read's end (they share a Done channel until
+	// one is closed): Done and Err must agree.
+	return context.Canceled
 }
 
 // rescued reports whether the read was cancelled because its node became
@@ -117,13 +124,16 @@ func (r *readCtx) answer() int32 {
 		}
 		return readAnswered
 	}
+	s := readAnswered
 	if !r.state.CompareAndSwap(readRunning, readAnswered) {
-		return r.state.Load()
+		s = r.state.Load()
 	}
-	if stop := r.stop.Load(); stop != nil {
+	// A hedge that lost (to the read, or to the read's rescue or end) is
+	// cancelled; the winner's context is its rows'.
+	if stop := r.stop.Load(); stop != nil && s != readHedged {
 		(*stop)()
 	}
-	return readAnswered
+	return s
 }
 
 // live reports whether the read is still running or being read.
@@ -200,7 +210,7 @@ func (vc *conn) readContext(ctx context.Context, n *node, query string, args []d
 	}
 	r := &readCtx{parent: ctx, done: w.done, cancel: w.done, n: n, w: w}
 	if hedge {
-		r.query, r.args = query, args
+		r.query, r.args = query, hedgeArgs(args)
 		c.hedges.read(slotOf(time.Now()))
 	}
 	select {
@@ -272,9 +282,10 @@ func (w *watcher) run() {
 		timer.Stop()
 		return true
 	}
+	arm, stop := w.arm, c.stop
 	for {
 		select {
-		case r = <-w.arm:
+		case r = <-arm:
 			start = time.Now()
 			parent, trip = r.parent.Done(), r.n.tripped()
 			hedgeAt, suspectAt = -1, c.cfg.ProbeTimeout
@@ -301,6 +312,9 @@ func (w *watcher) run() {
 				r.end(readEnded)
 				over()
 			}
+			if stop == nil {
+				return
+			}
 		case <-trip:
 			if !over() {
 				r.end(readRescued)
@@ -308,8 +322,14 @@ func (w *watcher) run() {
 			}
 		case <-w.quit:
 			return
-		case <-c.stop:
-			return
+		case <-stop:
+			if over() || parent == nil {
+				return
+			}
+			// The Connector closes: no more rescue or hedge, but the read
+			// in flight keeps its caller's deadline (its Done is ours).
+			arm, stop, trip, tick = nil, nil, nil, nil
+			timer.Stop()
 		}
 	}
 }
@@ -324,8 +344,7 @@ func (n *node) discard(pc *pool.Conn, err error) {
 	n.closedBroken.Add(1)
 }
 
-// tripped returns a channel closed when n becomes unavailable: the
-// current one while n is available, a closed one while it is not.
+// tripped returns a channel closed when n next becomes unavailable.
 func (n *node) tripped() <-chan struct{} { return *n.trip.Load() }
 
 // onEvent keeps n's trip channel in step with its breaker. The breaker
@@ -336,11 +355,13 @@ func (n *node) onEvent(e Event) {
 	}
 	switch {
 	case e.To == Unavailable:
-		close(*n.trip.Load())
+		// The next channel is in place before the breaker lets reads in
+		// again (it flips its state before the recovery's event): a read
+		// routed in that gap must not find a closed one and be rescued at
+		// once.
+		next := make(chan struct{})
+		close(*n.trip.Swap(&next))
 		n.ident.Store(nil) // a server back from an outage may be a new one (endpoint.go)
-	case e.From == Unavailable:
-		c := make(chan struct{})
-		n.trip.Store(&c)
 	}
 }
 
@@ -360,4 +381,22 @@ func (n *node) suspect() {
 	n.confirm(func(perr error) error {
 		return fmt.Errorf("a statement ran longer than probe_timeout (%s), and then %w", n.c.cfg.ProbeTimeout, perr)
 	})
+}
+
+// hedgeArgs copies a hedgeable read's arguments for its hedge, which may
+// run after the read's own call converted them in place (args.go) or
+// returned (the caller may then reuse its []byte buffers). Values of
+// other types are shared: database/sql hands drivers immutable values
+// unless a driver's NamedValueChecker accepts types of its own.
+func hedgeArgs(args []driver.NamedValue) []driver.NamedValue {
+	if len(args) == 0 {
+		return nil
+	}
+	cp := slices.Clone(args)
+	for i, a := range cp {
+		if b, ok := a.Value.([]byte); ok {
+			cp[i].Value = bytes.Clone(b)
+		}
+	}
+	return cp
 }

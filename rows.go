@@ -62,6 +62,18 @@ func (r *rows) Next(dest []driver.Value) error {
 
 // Close closes the real rows and settles the call that made them.
 func (r *rows) Close() error {
+	if r.rc != nil && r.rc.rescued() && r.pc != nil {
+		// Their node is unavailable and their read was cancelled: the
+		// connection is destroyed unread (lib/pq's Close would read the
+		// rest of the result from a server that may not answer).
+		r.rc.finish()
+		r.rc = nil
+		r.n.discard(r.pc, nil)
+		r.n.errors.Add(1)
+		r.pc = nil
+		r.st = nil
+		return nil
+	}
 	err := r.rs.Close()
 	if r.st != nil {
 		err = errors.Join(err, r.st.Close())
@@ -77,12 +89,6 @@ func (r *rows) Close() error {
 	}
 	if r.rc != nil {
 		r.rc.finish()
-		if cause != nil && r.rc.rescued() && r.pc != nil {
-			r.n.closedBroken.Add(1)
-			r.n.errors.Add(1)
-			r.pc.Destroy()
-			r.pc = nil
-		}
 		r.rc = nil
 	}
 
@@ -149,16 +155,4 @@ func (r *rows) ColumnTypePrecisionScale(i int) (precision, scale int64, ok bool)
 		return x.ColumnTypePrecisionScale(i)
 	}
 	return 0, 0, false
-}
-
-// closeReal closes the real rows of a read that lost (to a hedge, or to
-// its node's trip), whose connection the caller discards.
-func (r *rows) closeReal() {
-	if r == nil {
-		return
-	}
-	r.rs.Close()
-	if r.st != nil {
-		r.st.Close()
-	}
 }
