@@ -20,6 +20,7 @@ type conn struct {
 	owned  bool // made by Driver.Open: closing the conn closes c
 	closed bool
 	lease  lease
+	w      *watcher // rescues its plain reads (rescue.go); nil until the first
 }
 
 var _ interface {
@@ -108,13 +109,19 @@ const maxWriteAttempts = 4
 // level (or finds its node unavailable) before any row reached the caller
 // is replayed on another node, each node at most once: other replicas
 // first, then the primary (unless fallback=error). call runs the read on
-// pc and returns whether it holds on to pc (rows still open on it);
-// otherwise read settles pc.
+// pc with ctx and returns its rows, if it has any: they hold pc until they
+// close. Otherwise read settles pc.
+//
+// A read whose node becomes unavailable while it runs is cancelled and
+// replayed at once (rescue.go). A query (query is not empty: exec passes
+// none) with no answer after hedge_after is hedged on another node
+// (hedge.go); read returns whichever rows came first.
 //
 // In a session that has written (WithSession), a replica serves the read
 // only once it has applied the session's writes; replicas that have not
 // are passed over, and the primary serves the read if none has.
-func (vc *conn) read(ctx context.Context, o ctxOpts, d routing.Decision, call func(*pool.Conn, *node) (held bool, err error)) error {
+func (vc *conn) read(ctx context.Context, o ctxOpts, d routing.Decision, query string, args []driver.NamedValue,
+	call func(context.Context, *pool.Conn) (*rows, error)) (*rows, error) {
 	var triedBuf [4]*node
 	tried := triedBuf[:0]
 	var lastErr error
@@ -125,13 +132,16 @@ func (vc *conn) read(ctx context.Context, o ctxOpts, d routing.Decision, call fu
 	if !o.primary {
 		plan = vc.c.planRead(ctx, o.session)
 	}
+	if o.primary || o.session != nil {
+		query = "" // nowhere equivalent to hedge to
+	}
 	for {
 		n, why, err := vc.c.routeRead(o.primary || plan.primary, tried, behind > 0)
 		if err != nil {
 			if lastErr != nil {
-				return lastErr
+				return nil, lastErr
 			}
-			return err
+			return nil, err
 		}
 		if failed != nil {
 			failed.replays.Add(1) // its read is replayed here
@@ -144,15 +154,28 @@ func (vc *conn) read(ctx context.Context, o ctxOpts, d routing.Decision, call fu
 			why = d.Rule.String()
 		}
 		o.record(n, why, replays)
-		pc, err := n.acquire(ctx)
+		// The read's own context covers the borrow too: a dial hung on a
+		// node that trips is rescued like a statement, and hedged.
+		rctx, rc := vc.readContext(ctx, n, query, args)
+		pc, err := n.acquire(rctx)
+		if err != nil {
+			switch rc.answer() {
+			case readHedged:
+				return vc.adoptHedge(o, rc, replays), nil
+			case readRescued:
+				err = rescuedError(n)
+			}
+		}
 		if err == nil && plan.needsCheck(n) {
 			switch ok, cerr := vc.c.hasApplied(ctx, pc, n, &plan, behind == 0); {
 			case cerr == errAbandoned:
+				rc.finish()
 				n.noteErr(ctx.Err())
-				return ctx.Err()
+				return nil, ctx.Err()
 			case cerr != nil && !replayable(ctx, cerr):
 				// It could not answer the question (the read itself was
 				// not tried): pass it over like a replica that is behind.
+				rc.finish()
 				n.settle(ctx, pc, cerr)
 				tried = append(tried, n)
 				behind++
@@ -161,30 +184,62 @@ func (vc *conn) read(ctx context.Context, o ctxOpts, d routing.Decision, call fu
 				n.settle(ctx, pc, cerr)
 				err = cerr
 			case !ok:
+				rc.finish()
 				pc.Release()
 				tried = append(tried, n)
 				behind++
 				continue
 			}
 		}
-		if err == nil {
-			var held bool
-			if held, err = call(pc, n); held {
-				return nil
+		if err != nil {
+			rc.finish()
+		} else {
+			rs, cerr := call(rctx, pc)
+			err = cerr
+			// A read that lost (to a hedge, or to its node's trip) was
+			// cancelled mid-protocol: its connection, and any rows on it,
+			// are destroyed unread.
+			switch rc.answer() {
+			case readHedged:
+				n.discard(pc, err)
+				return vc.adoptHedge(o, rc, replays), nil
+			case readRescued:
+				n.discard(pc, err)
+				n.errors.Add(1)
+				rc.finish()
+				if err == nil && rs == nil {
+					return nil, nil // an exec that completed stands
+				}
+				err = rescuedError(n)
+				goto replay
 			}
+			if rs != nil {
+				rs.pc, rs.n, rs.vc, rs.rc = pc, n, vc, rc
+				return rs, nil
+			}
+			rc.finish()
 			var out outcome
 			if out, err = vc.settleRead(ctx, pc, n, err); err == nil || out == abandoned {
-				return err
+				return nil, err
 			}
 		}
+	replay:
 		if !replayable(ctx, err) {
-			return err
+			return nil, err
 		}
 		tried = append(tried, n)
 		failed = n
 		replays++
 		lastErr = err
 	}
+}
+
+// adoptHedge returns the rows of read rc's hedge, which answered first.
+func (vc *conn) adoptHedge(o ctxOpts, rc *readCtx, replays int) *rows {
+	won := rc.won
+	rc.finish()
+	o.record(won.n, reasonHedged, replays)
+	return won
 }
 
 // settleRead ends a read on pc, borrowed from n for it alone: see
@@ -222,9 +277,9 @@ func (vc *conn) exec(ctx context.Context, query string, d routing.Decision, args
 			return res, err
 		}
 	}
-	err := vc.read(ctx, optsOf(ctx), d, func(pc *pool.Conn, _ *node) (_ bool, err error) {
+	_, err := vc.read(ctx, optsOf(ctx), d, "", args, func(ctx context.Context, pc *pool.Conn) (_ *rows, err error) {
 		res, err = execWatched(vc.c, ctx, pc, query, args)
-		return false, err
+		return nil, err
 	})
 	return res, err
 }
@@ -272,14 +327,8 @@ func (vc *conn) query(ctx context.Context, query string, d routing.Decision, arg
 			return r, nil
 		}
 	}
-	var r *rows
-	err := vc.read(ctx, optsOf(ctx), d, func(pc *pool.Conn, n *node) (bool, error) {
-		var err error
-		if r, err = queryWatched(vc.c, ctx, pc, query, args); err != nil {
-			return false, err
-		}
-		r.pc, r.n, r.vc = pc, n, vc
-		return true, nil
+	r, err := vc.read(ctx, optsOf(ctx), d, query, args, func(ctx context.Context, pc *pool.Conn) (*rows, error) {
+		return queryWatched(vc.c, ctx, pc, query, args)
 	})
 	if err != nil {
 		return nil, err
@@ -452,6 +501,7 @@ func (vc *conn) Close() error {
 		return nil
 	}
 	vc.closed = true
+	vc.w.stop()
 	vc.lease.unpark()
 	vc.lease.unpin()
 	if vc.owned {

@@ -38,6 +38,7 @@ type Connector struct {
 	readers  []*node             // the picker's candidates, in its order: the replicas, or every node with follow_promotion
 	follow   follower            // the roles the servers report, with follow_promotion (promote.go)
 	cache    *routecache.Cache   // the classifier's decisions for repeated statements
+	hedges   hedgeBudget         // hedge_budget's accounting (hedge.go)
 	flav     atomic.Uint32       // replication.Flavor, once known
 	history  replication.History // the primary's recent positions, for replica lag
 
@@ -100,6 +101,7 @@ func NewConnector(cfg *dsn.Config, opts ...Option) (*Connector, error) {
 	// the top level, so its leases need not keep a connection back.
 	c.parks = c.dialect != routing.DialectPostgres
 	c.cache = routecache.New(c.dialect, classifyCacheSize)
+	c.hedges.share = cp.HedgeBudget / 100
 	if c.dialect == routing.DialectPostgres {
 		c.flav.Store(uint32(replication.Postgres))
 	}
@@ -169,8 +171,13 @@ func (c *Connector) newNode(real driver.Driver, nc dsn.Node) (*node, error) {
 			return nil, &nodeError{node: nc.Name, op: "open connector", err: redactErr(err, nc.DSN)}
 		}
 	}
-	n := &node{c: c, cfg: nc, conn: nodeConnector{Connector: rc, dsn: nc.DSN, c: c},
-		health: breaker.NewNode(nc.Name, nc.Role.String(), c.notify)}
+	n := &node{c: c, cfg: nc, conn: nodeConnector{Connector: rc, dsn: nc.DSN, c: c}}
+	trip := make(chan struct{})
+	n.trip.Store(&trip)
+	n.health = breaker.NewNode(nc.Name, nc.Role.String(), func(e Event) {
+		n.onEvent(e)
+		c.notify(e)
+	})
 	p, err := pool.New(pool.Config{
 		Name:           nc.Name,
 		Connector:      nodeConnector{Connector: rc, dsn: nc.DSN, c: c, dials: &n.dials},

@@ -40,7 +40,12 @@
 // fail at once with an error wrapping ErrUnavailable, reads move to other
 // replicas and then to the primary (fallback=primary), and a background
 // probe brings it back. A read that fails at the connection level before
-// returning a row is replayed on another node. Node transitions are
+// returning a row is replayed on another node, and reads in flight on a
+// node that becomes unavailable are cancelled and replayed at once; a read
+// running past probe_timeout has its node probed, so a hung node is found
+// within about twice probe_timeout. With hedge_after, a query with no
+// answer after that long is also started on another node, within
+// hedge_budget (see the README's "Slow and hung replicas"). Node transitions are
 // reported as Events (Configure, WithEventHandler, WithLogger), and Stats
 // reports every node's state, pool and counters. When the primary changes,
 // rwpool follows: it fences a demoted primary behind a moved endpoint,

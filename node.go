@@ -24,10 +24,14 @@ type node struct {
 	health *breaker.Node
 	conn   nodeConnector // the real driver's connector, redacting and bounding dials
 
-	confirming   atomic.Bool  // a confirming probe is running
-	nudged       atomic.Int64 // UnixNano of the last probe statements asked of this unavailable node
-	refreshProbe atomic.Bool  // the health checker's next probe dials anew (retire)
-	fencer       fencer       // fresh checks after read-only answers (fence.go)
+	confirming   atomic.Bool                   // a confirming probe is running
+	suspected    atomic.Int64                  // UnixNano of the last probe a long statement asked for
+	trip         atomic.Pointer[chan struct{}] // closed when the node trips (rescue.go)
+	nudged       atomic.Int64                  // UnixNano of the last probe statements asked of this unavailable node
+	refreshProbe atomic.Bool                   // the health checker's next probe dials anew (retire)
+	probes       atomic.Int64                  // probes of a replica, for endpointCheckEvery
+	ident        atomic.Pointer[string]        // identity of the server a replica's last dialled probe reached
+	fencer       fencer                        // fresh checks after read-only answers (fence.go)
 
 	// follow_promotion (promote.go)
 	unfollowed atomic.Bool                          // a demoted primary not yet following the new one: no reads
@@ -39,6 +43,11 @@ type node struct {
 	errors    atomic.Int64 // statements that failed here
 	replays   atomic.Int64 // reads that failed here and were replayed elsewhere
 	fallbacks atomic.Int64 // reads served here because no replica was available
+
+	// Hedged reads (hedge.go), counted on the node the read was slow on.
+	hedges        atomic.Int64 // reads here that were hedged
+	hedgeWins     atomic.Int64 // of them, those whose hedge answered first
+	hedgesRefused atomic.Int64 // reads here that hedge_budget refused a hedge
 
 	// Real connections closed by rwpool, by cause (see NodeStats).
 	closedSession atomic.Int64
@@ -87,6 +96,13 @@ func (n *node) failed(err error) {
 	if !health.IsConnError(err) && !errors.Is(err, context.DeadlineExceeded) {
 		return
 	}
+	n.confirm(func(perr error) error { return fmt.Errorf("%w (confirmed by probe: %v)", err, perr) })
+}
+
+// confirm probes n on a fresh connection in the background, unless a
+// probe asked for this way is running already, and trips n with
+// cause(probe's error) if the probe fails.
+func (n *node) confirm(cause func(error) error) {
 	if !n.confirming.CompareAndSwap(false, true) {
 		return
 	}
@@ -94,7 +110,7 @@ func (n *node) failed(err error) {
 		defer n.confirming.Store(false)
 		var conn driver.Conn
 		if _, perr := n.probe(&conn, true); perr != nil {
-			n.health.Trip(fmt.Errorf("%w (confirmed by probe: %v)", err, perr))
+			n.health.Trip(cause(perr))
 		}
 		if conn != nil {
 			conn.Close()

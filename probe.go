@@ -23,7 +23,7 @@ func (n *node) probe(conn *driver.Conn, fresh bool) (time.Duration, error) {
 	// A primary that reports itself read-only is asked on a new
 	// connection every time: the probe connection may be the only one
 	// still reaching a demoted primary behind a moved endpoint (fence.go).
-	fresh = fresh || n.refreshProbe.Swap(false) || n.isPrimary() && n.health.RoleMismatch()
+	fresh = fresh || n.refreshProbe.Swap(false) || n.isPrimary() && n.health.RoleMismatch() || n.checkEndpoint()
 	if fresh && *conn != nil {
 		(*conn).Close()
 		*conn = nil
@@ -60,27 +60,34 @@ func (n *node) probe(conn *driver.Conn, fresh bool) (time.Duration, error) {
 		return 0, fmt.Errorf("probe: %w", err)
 	}
 	lat := time.Since(start)
-	if n.status(got) {
+	if n.status(got, reuse == nil) {
 		*conn = got
 	}
 	return lat, nil
 }
 
 // status reads the node's role and replication position on conn, which
-// has just answered the probe, and records them (observe). It has its own
+// has just answered the probe, and records them (observe); on a replica's
+// freshly dialled conn it also reads the server's identity (endpoint.go).
+// It has its own
 // probe_timeout, and its failure never trips the node: only probe_query
 // decides availability. It reports whether conn may be kept: after a
 // timeout, the call is abandoned and conn closed when the driver lets go.
-func (n *node) status(conn driver.Conn) (keep bool) {
+func (n *node) status(conn driver.Conn, dialled bool) (keep bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), n.c.cfg.ProbeTimeout)
 	defer cancel()
 	type result struct {
-		st replication.Status
-		at time.Time
+		st    replication.Status
+		at    time.Time
+		ident string
 	}
 	r, err := await(&n.c.bg, ctx, func() (result, error) {
 		st, err := n.readStatus(ctx, conn)
-		return result{st, time.Now()}, err
+		r := result{st: st, at: time.Now()}
+		if err == nil && (dialled || n.ident.Load() == nil) && !n.isPrimary() {
+			r.ident, _ = n.identity(ctx, conn) // no identity: no check
+		}
+		return r, err
 	}, func(result, error) { conn.Close() })
 	switch {
 	case err == errAbandoned:
@@ -92,6 +99,9 @@ func (n *node) status(conn driver.Conn) (keep bool) {
 		return false
 	}
 	n.observe(r.at, r.st, err)
+	if r.ident != "" {
+		n.sameServer(r.ident)
+	}
 	return true
 }
 

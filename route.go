@@ -36,6 +36,7 @@ const (
 	reasonWithPrimary     = "WithPrimary"
 	reasonNoReplica       = "no replica configured"
 	reasonFallback        = "fallback: no replica available"
+	reasonHedged          = "hedged: answered before the read it hedged"
 	reasonTx              = "transaction"
 	reasonPinned          = "lease pinned by an earlier write or session statement"
 	reasonPrevious        = "diagnostics: on the connection of the previous statement"
@@ -73,6 +74,16 @@ func isWrite(d routing.Decision) bool {
 // that some replicas were passed over for lacking a session's writes: the
 // primary then serves the read whatever fallback says, since it has them.
 func (c *Connector) routeRead(primary bool, tried []*node, behind bool) (*node, string, error) {
+	n, why, err := c.pickRead(primary, tried, behind)
+	if why == reasonFallback {
+		n.fallbacks.Add(1)
+	}
+	return n, why, err
+}
+
+// pickRead is routeRead without counting a fallback, for a hedge that may
+// not start (hedge_budget).
+func (c *Connector) pickRead(primary bool, tried []*node, behind bool) (*node, string, error) {
 	if primary || len(c.replicas) == 0 {
 		if slices.Contains(tried, c.primaryNode()) {
 			return nil, "", errNoReplica
@@ -93,7 +104,6 @@ func (c *Connector) routeRead(primary bool, tried []*node, behind bool) (*node, 
 		return c.primaryNode(), reasonSessionBehind, nil
 	}
 	if c.cfg.Fallback == dsn.FallbackPrimary && !slices.Contains(tried, c.primaryNode()) {
-		c.primaryNode().fallbacks.Add(1)
 		return c.primaryNode(), reasonFallback, nil
 	}
 	return nil, "", errNoReplica

@@ -29,6 +29,8 @@ type rows struct {
 	vc    *conn
 	lease *lease
 	pin   *pool.Conn // the lease's pin the rows run on
+	rc    *readCtx   // the read's rescue watch, finished with the rows
+	stop  func()     // cancels a hedge's context once its rows close
 }
 
 var _ interface {
@@ -45,23 +47,51 @@ func (r *rows) Columns() []string { return r.rs.Columns() }
 
 func (r *rows) Next(dest []driver.Value) error {
 	err := r.rs.Next(dest)
-	if err != nil && err != io.EOF && r.err == nil {
-		r.err = err
+	if err != nil && err != io.EOF {
+		if r.rc != nil && r.rc.rescued() {
+			// Rows already handed over are not replayed; they fail fast
+			// instead of waiting for a node found unavailable.
+			err = rescuedError(r.n)
+		}
+		if r.err == nil {
+			r.err = err
+		}
 	}
 	return err
 }
 
 // Close closes the real rows and settles the call that made them.
 func (r *rows) Close() error {
+	if r.rc != nil && r.rc.rescued() && r.pc != nil {
+		// Their node is unavailable and their read was cancelled: the
+		// connection is destroyed unread (lib/pq's Close would read the
+		// rest of the result from a server that may not answer).
+		r.rc.finish()
+		r.rc = nil
+		r.n.discard(r.pc, nil)
+		r.n.errors.Add(1)
+		r.pc = nil
+		r.st = nil
+		return nil
+	}
 	err := r.rs.Close()
 	if r.st != nil {
 		err = errors.Join(err, r.st.Close())
 		r.st = nil
 	}
+	if r.stop != nil { // the driver let go of the context with its rows
+		r.stop()
+		r.stop = nil
+	}
 	cause := r.err
 	if err != nil {
 		cause = err
 	}
+	if r.rc != nil {
+		r.rc.finish()
+		r.rc = nil
+	}
+
 	switch {
 	case r.pc != nil:
 		r.vc.settleRead(context.Background(), r.pc, r.n, cause)

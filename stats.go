@@ -16,7 +16,7 @@ import (
 // together, as of one moment, and so are the pool's (MaxOpen, Open, Idle,
 // InUse, Waiting, WaitCount, WaitDuration): a node is never shown tripped
 // with the previous trip's count, and Open is never less than Idle plus
-// InUse. The other counters (Served, Errors, Replays, Fallbacks, Dials,
+// InUse. The other counters (Served, Errors, Replays, Fallbacks, Hedges…, Dials,
 // ClosedSession, ClosedBroken, ClosedExpired, Resets) and the replication
 // fields are read one by one while statements run, so two of them may
 // differ by the statements in flight. Counters are int64, gauges
@@ -43,6 +43,13 @@ type NodeStats struct {
 	WaitDuration time.Duration // total time borrows waited
 	Replays      int64         // reads that failed here and were replayed on another node
 	Fallbacks    int64         // reads served here (the primary) because no replica was available
+
+	// Hedged reads (hedge_after), counted on the node the read was slow
+	// on: a node whose reads are often hedged, and whose hedges often win,
+	// is slower than the others.
+	Hedges        int64 // reads here that were also started on another node
+	HedgeWins     int64 // of those, the ones the other node answered first
+	HedgesRefused int64 // reads here that were not hedged because of hedge_budget
 
 	// Real connections opened and closed, by cause. Each costs a new
 	// server session (on PostgreSQL a server process), so they explain
@@ -150,6 +157,9 @@ func (c *Connector) Stats() Snapshot {
 			WaitDuration:  ps.WaitDuration,
 			Replays:       n.replays.Load(),
 			Fallbacks:     n.fallbacks.Load(),
+			Hedges:        n.hedges.Load(),
+			HedgeWins:     n.hedgeWins.Load(),
+			HedgesRefused: n.hedgesRefused.Load(),
 			Dials:         n.dials.Load(),
 			ClosedSession: n.closedSession.Load(),
 			ClosedBroken:  n.closedBroken.Load(),

@@ -90,6 +90,7 @@ const (
 	defaultCheckInterval  = 2 * time.Second
 	defaultProbeQuery     = "SELECT 1"
 	defaultProbeTimeout   = 1 * time.Second
+	defaultHedgeBudget    = 10.0 // percent
 	defaultBreaker        = true
 	defaultFallback       = FallbackPrimary
 	defaultReadOnlyTx     = ReadOnlyTxReplica
@@ -200,6 +201,16 @@ type Config struct {
 	// or reports read-only, if it is the only one (follow_promotion). It
 	// needs breaker=on: roles are read by the health checker.
 	FollowPromotion bool
+	// HedgeAfter, when set, starts a plain read (outside transactions and
+	// pinned leases) that has had no answer after this long on another
+	// available node too; the first answer wins and the other read is
+	// cancelled. 0 never hedges (hedge_after).
+	HedgeAfter time.Duration
+	// HedgeBudget caps hedges at this percentage of the reads issued over
+	// the last 10 seconds or so, so that hedging can never double the
+	// load a slow node already causes; a read over budget is not hedged
+	// (hedge_budget, in (0, 100], default 10).
+	HedgeBudget float64
 
 	// made is set by NewConfig (and so Parse): the Config started from the
 	// defaults. Validate rejects a Config without it.
@@ -231,6 +242,7 @@ func NewConfig() *Config {
 		Breaker:        defaultBreaker,
 		Fallback:       defaultFallback,
 		ReadOnlyTx:     defaultReadOnlyTx,
+		HedgeBudget:    defaultHedgeBudget,
 	}
 }
 

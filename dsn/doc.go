@@ -62,6 +62,10 @@
 //	follow_promotion off         follow the roles the servers report: on | off
 //	failover_wait    0 (off)     writes wait this long for a writable primary
 //	                             instead of failing at once, >= 0
+//	hedge_after      0 (off)     also start a plain read on another node when it
+//	                             has had no answer this long, >= 0
+//	hedge_budget     10%         hedges allowed, as a share of the reads of the
+//	                             last ~10s, in (0%, 100%]
 //	reset_query      (none)      run at the end of a lease that changed a
 //	                             connection's session state, instead of closing
 //	                             the connection (e.g. 'DISCARD ALL')

@@ -96,6 +96,8 @@ func (c *Config) GoString() string {
 	field("ResetQuery", strconv.Quote(c.ResetQuery))
 	field("FailoverWait", dur(c.FailoverWait))
 	field("FollowPromotion", strconv.FormatBool(c.FollowPromotion))
+	field("HedgeAfter", dur(c.HedgeAfter))
+	field("HedgeBudget", strconv.FormatFloat(c.HedgeBudget, 'g', -1, 64))
 	b.WriteString("}")
 	return b.String()
 }
@@ -169,6 +171,12 @@ func (c *Config) format(redact bool) string {
 	}
 	if c.FollowPromotion {
 		item(keyFollow, "on")
+	}
+	if c.HedgeAfter != 0 {
+		item(keyHedgeAfter, c.HedgeAfter.String())
+	}
+	if c.HedgeBudget != defaultHedgeBudget {
+		item(keyHedgeBudget, strconv.FormatFloat(c.HedgeBudget, 'g', -1, 64)+"%")
 	}
 	return b.String()
 }

@@ -22,6 +22,8 @@ const (
 	keyResetQuery     = "reset_query"
 	keyFailoverWait   = "failover_wait"
 	keyFollow         = "follow_promotion"
+	keyHedgeAfter     = "hedge_after"
+	keyHedgeBudget    = "hedge_budget"
 )
 
 // Node attribute names.
@@ -36,7 +38,7 @@ var knownKeys = []string{
 	keyAcquireTimeout, keyIdleTimeout, keyMaxLifetime, keyMaxWaiters,
 	keyCheckInterval, keyProbeQuery, keyProbeTimeout, keyBreaker,
 	keyFallback, keyReadOnlyTx, keyMaxLag, keyReadYourWrites, keyResetQuery,
-	keyFailoverWait, keyFollow,
+	keyFailoverWait, keyFollow, keyHedgeAfter, keyHedgeBudget,
 }
 
 var knownAttrs = []string{attrWeight, attrName}

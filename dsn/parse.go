@@ -2,6 +2,7 @@ package dsn
 
 import (
 	"errors"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -105,6 +106,10 @@ func (p *parser) apply(it item) error {
 		c.MaxLag, err = parseDuration(key, v)
 	case keyFailoverWait:
 		c.FailoverWait, err = parseDuration(key, v)
+	case keyHedgeAfter:
+		c.HedgeAfter, err = parseDuration(key, v)
+	case keyHedgeBudget:
+		c.HedgeBudget, err = parsePercent(key, v)
 	case keyFollow:
 		switch v.text {
 		case "on":
@@ -471,4 +476,13 @@ func unknownKey(key string, off int) *Error {
 		return newErr(key, off, "unknown key (did you mean "+strconv.Quote(s)+"?)")
 	}
 	return newErr("", off, "unknown key (known keys: "+strings.Join(knownKeys, ", ")+")")
+}
+
+// parsePercent parses a percentage, "30%" or "30" (decimals allowed).
+func parsePercent(key string, v value) (float64, *Error) {
+	f, perr := strconv.ParseFloat(strings.TrimSuffix(v.text, "%"), 64)
+	if perr != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, newErr(key, v.off, "invalid percentage "+quoteShort(v.text)+" (want e.g. 10%)")
+	}
+	return f, nil
 }

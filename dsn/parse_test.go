@@ -70,6 +70,7 @@ func TestDefaults(t *testing.T) {
 		Breaker:        true,
 		Fallback:       FallbackPrimary,
 		ReadOnlyTx:     ReadOnlyTxReplica,
+		HedgeBudget:    10,
 		made:           true,
 	}
 	if diff := cmp.Diff(want, got, cmpConfig); diff != "" {

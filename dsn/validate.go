@@ -116,6 +116,7 @@ func (c *Config) validateSettings() error {
 		{keyProbeTimeout, c.ProbeTimeout, true},
 		{keyMaxLag, c.MaxLag, false},
 		{keyFailoverWait, c.FailoverWait, false},
+		{keyHedgeAfter, c.HedgeAfter, false},
 		{keyReadYourWrites, c.ReadYourWrites, false},
 	} {
 		if d.v < 0 {
@@ -124,6 +125,9 @@ func (c *Config) validateSettings() error {
 		if d.positive && d.v == 0 {
 			return newErr(d.key, -1, "must be positive, got 0s")
 		}
+	}
+	if c.HedgeBudget <= 0 || c.HedgeBudget > 100 {
+		return newErr(keyHedgeBudget, -1, "must be a percentage in (0, 100], got "+strconv.FormatFloat(c.HedgeBudget, 'g', -1, 64)+"%")
 	}
 	if c.MaxWaiters < 0 {
 		return newErr(keyMaxWaiters, -1, "must be >= 0, got "+strconv.Itoa(c.MaxWaiters))

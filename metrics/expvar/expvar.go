@@ -44,8 +44,9 @@ import (
 //	  "trips": 0, "probe_latency_seconds": 0.0004, "max_open": 100,
 //	  "open": 3, "idle": 2, "in_use": 1, "waiting": 0, "served": 1234,
 //	  "errors": 0, "wait_count": 0, "wait_seconds": 0, "replays": 0,
-//	  "fallbacks": 0, "lag_known": false, "position": "0/3000148",
-//	  "reports": "writable", "role_mismatch": false},
+//	  "fallbacks": 0, "hedges": 0, "hedge_wins": 0, "hedges_refused": 0,
+//	  "lag_known": false, "position": "0/3000148", "reports": "writable",
+//	  "role_mismatch": false},
 //	 {"name": "replica1", …, "lag_seconds": 0.25, "lag_known": true, …}]}
 //
 // Durations are in seconds. "unavailable_since" appears while a node is
@@ -130,6 +131,9 @@ type node struct {
 	WaitSeconds         float64   `json:"wait_seconds"`
 	Replays             int64     `json:"replays"`
 	Fallbacks           int64     `json:"fallbacks"`
+	Hedges              int64     `json:"hedges"`
+	HedgeWins           int64     `json:"hedge_wins"`
+	HedgesRefused       int64     `json:"hedges_refused"`
 	Dials               int64     `json:"dials"`
 	ClosedSession       int64     `json:"closed_session"`
 	ClosedBroken        int64     `json:"closed_broken"`
@@ -181,6 +185,9 @@ func fromSnapshot(s rwpool.Snapshot) snapshot {
 			WaitSeconds:         n.WaitDuration.Seconds(),
 			Replays:             int64(n.Replays),
 			Fallbacks:           n.Fallbacks,
+			Hedges:              n.Hedges,
+			HedgeWins:           n.HedgeWins,
+			HedgesRefused:       n.HedgesRefused,
 			Dials:               n.Dials,
 			ClosedSession:       n.ClosedSession,
 			ClosedBroken:        n.ClosedBroken,

@@ -56,6 +56,9 @@ type varJSON struct {
 		WaitSeconds         float64    `json:"wait_seconds"`
 		Replays             int64      `json:"replays"`
 		Fallbacks           int64      `json:"fallbacks"`
+		Hedges              int64      `json:"hedges"`
+		HedgeWins           int64      `json:"hedge_wins"`
+		HedgesRefused       int64      `json:"hedges_refused"`
 		Dials               int64      `json:"dials"`
 		ClosedSession       int64      `json:"closed_session"`
 		ClosedBroken        int64      `json:"closed_broken"`

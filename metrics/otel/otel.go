@@ -84,6 +84,17 @@ const (
 	// because no replica was available; Int64ObservableCounter, unit
 	// {fallback}.
 	MetricFallbacks = "rwpool.fallbacks"
+	// MetricHedges is the number of reads on a node that had no answer
+	// after hedge_after and were also started on another node;
+	// Int64ObservableCounter, unit {hedge}.
+	MetricHedges = "rwpool.hedges"
+	// MetricHedgeWins is the number of reads on a node whose hedge on
+	// another node answered first; Int64ObservableCounter, unit {hedge}.
+	MetricHedgeWins = "rwpool.hedge.wins"
+	// MetricHedgesRefused is the number of reads on a node that had no
+	// answer after hedge_after but were not hedged, being over
+	// hedge_budget; Int64ObservableCounter, unit {read}.
+	MetricHedgesRefused = "rwpool.hedges.refused"
 	// MetricNodeAvailable is 1 while routing may choose a node, 0 while it
 	// is unavailable or lagging; Int64ObservableGauge, no unit.
 	MetricNodeAvailable = "rwpool.node.available"
@@ -216,6 +227,9 @@ func register(stats func() (rwpool.Snapshot, error), mp metric.MeterProvider, op
 		trips     = counter(MetricNodeTrips, "{trip}", "Times the node became unavailable.")
 		replays   = counter(MetricReplays, "{replay}", "Reads that failed on the node and were replayed on another node.")
 		fallbacks = counter(MetricFallbacks, "{fallback}", "Reads served by the node (the primary) because no replica was available.")
+		hedges    = counter(MetricHedges, "{hedge}", "Reads on the node that had no answer after hedge_after and were also started on another node.")
+		hedgeWins = counter(MetricHedgeWins, "{hedge}", "Reads on the node whose hedge on another node answered first.")
+		refused   = counter(MetricHedgesRefused, "{read}", "Reads on the node that had no answer after hedge_after but were not hedged: over hedge_budget.")
 		available = i64(m.Int64ObservableGauge(MetricNodeAvailable, metric.WithDescription("1 if routing may choose the node, 0 while it is unavailable or lagging.")))
 		probe     = f64(m.Float64ObservableGauge(MetricNodeProbeLatency, metric.WithUnit("s"), metric.WithDescription("Latency of the node's last successful health probe (0 before the first).")))
 		lag       = f64(m.Float64ObservableGauge(MetricReplicationLag, metric.WithUnit("s"), metric.WithDescription("Replication lag of the replica behind the primary, as last measured (not observed until measured, nor for the primary).")))
@@ -272,6 +286,9 @@ func register(stats func() (rwpool.Snapshot, error), mp metric.MeterProvider, op
 			o.ObserveInt64(trips, n.Trips, a)
 			o.ObserveInt64(replays, n.Replays, a)
 			o.ObserveInt64(fallbacks, n.Fallbacks, a)
+			o.ObserveInt64(hedges, n.Hedges, a)
+			o.ObserveInt64(hedgeWins, n.HedgeWins, a)
+			o.ObserveInt64(refused, n.HedgesRefused, a)
 			o.ObserveInt64(available, boolInt64(n.Available), a)
 			o.ObserveFloat64(probe, n.ProbeLatency.Seconds(), a)
 			if n.LagKnown {
@@ -286,7 +303,7 @@ func register(stats func() (rwpool.Snapshot, error), mp metric.MeterProvider, op
 			o.ObserveInt64(resets, n.Resets, a)
 		}
 		return nil
-	}, open, idle, inUse, maxOpen, waiters, waits, waitTime, served, stmtErrs, trips, replays, fallbacks, available, probe,
+	}, open, idle, inUse, maxOpen, waiters, waits, waitTime, served, stmtErrs, trips, replays, fallbacks, hedges, hedgeWins, refused, available, probe,
 		lag, mismatch, lagging, dialed, closed, resets)
 	if err != nil {
 		return nil, fmt.Errorf("rwotel: %w", err)

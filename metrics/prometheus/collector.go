@@ -82,6 +82,7 @@ type collector struct {
 	waiters, waits, waitSeconds            *prometheus.Desc
 	served, errors, trips                  *prometheus.Desc
 	replays, fallbacks                     *prometheus.Desc
+	hedges, hedgeWins, hedgesRefused       *prometheus.Desc
 	available, probeLatency                *prometheus.Desc
 	replicationLag, roleMismatch, lagging  *prometheus.Desc
 	dials, closed, resets                  *prometheus.Desc
@@ -140,6 +141,9 @@ func newCollector(stats func() (rwpool.Snapshot, error), opts []Option) (*collec
 		trips:          desc("node_trips_total", "Times the node became unavailable."),
 		replays:        desc("replays_total", "Reads that failed on the node and were replayed on another node."),
 		fallbacks:      desc("fallbacks_total", "Reads served by the node (the primary) because no replica was available."),
+		hedges:         desc("hedges_total", "Reads on the node that had no answer after hedge_after and were also started on another node."),
+		hedgeWins:      desc("hedge_wins_total", "Reads on the node whose hedge on another node answered first."),
+		hedgesRefused:  desc("hedges_refused_total", "Reads on the node that had no answer after hedge_after but were not hedged: over hedge_budget."),
 		available:      desc("node_available", "1 if routing may choose the node, 0 while it is unavailable or lagging."),
 		probeLatency:   desc("node_probe_latency_seconds", "Latency of the node's last successful health probe, in seconds (0 before the first)."),
 		replicationLag: desc("replication_lag_seconds", "Replication lag of the replica behind the primary, in seconds, as last measured (no series until measured, none for the primary)."),
@@ -166,6 +170,7 @@ func (c *collector) descs() []*prometheus.Desc {
 		c.waiters, c.waits, c.waitSeconds,
 		c.served, c.errors, c.trips,
 		c.replays, c.fallbacks,
+		c.hedges, c.hedgeWins, c.hedgesRefused,
 		c.available, c.probeLatency,
 		c.replicationLag, c.roleMismatch, c.lagging,
 		c.dials, c.closed, c.resets,
@@ -208,6 +213,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		send(c.trips, counter, float64(n.Trips))
 		send(c.replays, counter, float64(n.Replays))
 		send(c.fallbacks, counter, float64(n.Fallbacks))
+		send(c.hedges, counter, float64(n.Hedges))
+		send(c.hedgeWins, counter, float64(n.HedgeWins))
+		send(c.hedgesRefused, counter, float64(n.HedgesRefused))
 		send(c.available, gauge, boolFloat(n.Available))
 		send(c.probeLatency, gauge, n.ProbeLatency.Seconds())
 		if n.LagKnown {

@@ -39,6 +39,9 @@ var metricNames = []string{
 	"rwpool_node_trips_total",
 	"rwpool_replays_total",
 	"rwpool_fallbacks_total",
+	"rwpool_hedges_total",
+	"rwpool_hedge_wins_total",
+	"rwpool_hedges_refused_total",
 	"rwpool_node_available",
 	"rwpool_node_probe_latency_seconds",
 	lagMetric,
@@ -231,6 +234,21 @@ rwpool_connections_open{node="replica2",role="replica"} 0
 rwpool_fallbacks_total{node="primary",role="primary"} 1
 rwpool_fallbacks_total{node="replica1",role="replica"} 0
 rwpool_fallbacks_total{node="replica2",role="replica"} 0
+# HELP rwpool_hedge_wins_total Reads on the node whose hedge on another node answered first.
+# TYPE rwpool_hedge_wins_total counter
+rwpool_hedge_wins_total{node="primary",role="primary"} 0
+rwpool_hedge_wins_total{node="replica1",role="replica"} 0
+rwpool_hedge_wins_total{node="replica2",role="replica"} 0
+# HELP rwpool_hedges_refused_total Reads on the node that had no answer after hedge_after but were not hedged: over hedge_budget.
+# TYPE rwpool_hedges_refused_total counter
+rwpool_hedges_refused_total{node="primary",role="primary"} 0
+rwpool_hedges_refused_total{node="replica1",role="replica"} 0
+rwpool_hedges_refused_total{node="replica2",role="replica"} 0
+# HELP rwpool_hedges_total Reads on the node that had no answer after hedge_after and were also started on another node.
+# TYPE rwpool_hedges_total counter
+rwpool_hedges_total{node="primary",role="primary"} 0
+rwpool_hedges_total{node="replica1",role="replica"} 0
+rwpool_hedges_total{node="replica2",role="replica"} 0
 # HELP rwpool_node_available 1 if routing may choose the node, 0 while it is unavailable or lagging.
 # TYPE rwpool_node_available gauge
 rwpool_node_available{node="primary",role="primary"} 1

@@ -1,0 +1,59 @@
+package rwpool
+
+import (
+	"context"
+	"database/sql"
+	"testing"
+	"time"
+
+	"github.com/rwpool/rwpool/dsn"
+)
+
+// BenchmarkReadContext measures a plain read's cost over the no-op driver
+// as a driver that honours contexts (mysql, pgx) sees it: with a context
+// that can end, a read is watched for rescue (rescue.go); with one that
+// cannot, it is not. Compare with the bare driver, run the same way.
+func BenchmarkReadContext(b *testing.B) {
+	deadline, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	for _, bc := range []struct {
+		name string
+		ctx  context.Context
+	}{{"deadline", deadline}, {"background", context.Background()}} {
+		b.Run("bare/"+bc.name, func(b *testing.B) {
+			db, err := sql.Open("rwpool-bench-nop", "")
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer db.Close()
+			benchRead(b, db, bc.ctx)
+		})
+		b.Run("rwpool/"+bc.name, func(b *testing.B) {
+			cfg, err := dsn.Parse("driver=rwpool-bench-nop;primary=p;replica=r")
+			if err != nil {
+				b.Fatal(err)
+			}
+			c, err := NewConnector(cfg, honoursContext)
+			if err != nil {
+				b.Fatal(err)
+			}
+			db := sql.OpenDB(c)
+			defer db.Close()
+			benchRead(b, db, bc.ctx)
+		})
+	}
+}
+
+func benchRead(b *testing.B, db *sql.DB, ctx context.Context) {
+	b.ReportAllocs()
+	var n int
+	for b.Loop() {
+		if err := db.QueryRowContext(ctx, "SELECT 1 FROM t WHERE id = $1", 7).Scan(&n); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// honoursContext makes a Connector treat its driver as one that honours
+// contexts (mysql, pgx), before any goroutine of its starts.
+func honoursContext(c *Connector) { c.watch = false }

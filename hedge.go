@@ -1,0 +1,161 @@
+package rwpool
+
+import (
+	"context"
+	"database/sql/driver"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Hedged reads (hedge_after): a plain query with no answer after
+// hedge_after is also started on another available node, chosen as a
+// replay would be (other replicas, then the primary unless
+// fallback=error); the first answer wins and the other read is cancelled,
+// its connection discarded (the loser's call is cut short, so its
+// protocol state is unknown). The watcher (rescue.go) times the read and
+// starts the hedge in a goroutine of the Connector's; the read's caller
+// adopts the hedge's rows when the hedge answered first.
+//
+// Only queries are hedged, and only outside sessions that have written
+// (whose reads must prove they see the session's writes) and WithPrimary:
+// the rest has nowhere equivalent to go.
+//
+// hedge_budget bounds the hedges started to a share of the reads issued
+// over the last 10 s (hedgeBudget), so that hedging never multiplies the
+// load a slow node already causes: a read over budget is not hedged (a
+// node that hung still has its reads rescued).
+
+// The budget's sliding window: hedgeSlots slots of hedgeSlot each.
+const (
+	hedgeSlot     = 100 * time.Millisecond
+	hedgeSlots    = 100 // 10 s
+	hedgeMinSlots = 10  // the shortest window a hedge is checked against: 1 s
+)
+
+// hedgeBudget counts reads issued and hedges started per slot over the
+// last hedgeSlots slots. A hedge is allowed only if, with it, the window of
+// the last 10 s stays within the share, and every shorter one ending now
+// (from 1 s) within the share plus one hedge: so a burst of hedges cannot
+// use up in one second what ten seconds of reads allow, a window of 10 s
+// anywhere in a steady load holds the share, and a low read rate still
+// gets its share.
+type hedgeBudget struct {
+	share float64    // hedges allowed per read issued
+	mu    sync.Mutex // serialises hedges (rare) and slot turnover (ten a second)
+	slots [hedgeSlots]hedgeCount
+}
+
+type hedgeCount struct {
+	slot   atomic.Int64 // the slot number it counts (time / hedgeSlot)
+	reads  atomic.Int64
+	hedges atomic.Int64
+}
+
+// slotOf is the slot number of time t.
+func slotOf(t time.Time) int64 { return t.UnixNano() / int64(hedgeSlot) }
+
+// count returns the counters of slot now, emptied if they last counted an
+// older slot.
+func (b *hedgeBudget) count(now int64) *hedgeCount {
+	k := &b.slots[now%hedgeSlots]
+	if k.slot.Load() != now {
+		b.mu.Lock()
+		if k.slot.Load() != now {
+			k.reads.Store(0)
+			k.hedges.Store(0)
+			k.slot.Store(now)
+		}
+		b.mu.Unlock()
+	}
+	return k
+}
+
+// read counts a read that may be hedged, issued in slot now.
+func (b *hedgeBudget) read(now int64) { b.count(now).reads.Add(1) }
+
+// allow reports whether one more hedge, in slot now, stays within the
+// budget, and if so counts it.
+func (b *hedgeBudget) allow(now int64) bool {
+	cur := b.count(now)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var reads, hedges int64
+	for i := range int64(hedgeSlots) {
+		if k := &b.slots[(now-i)%hedgeSlots]; k.slot.Load() == now-i {
+			reads += k.reads.Load()
+			hedges += k.hedges.Load()
+		}
+		if i+1 < hedgeMinSlots {
+			continue
+		}
+		// The whole window holds the share exactly; the shorter ones
+		// allow one hedge beyond it, so that a low read rate (fewer
+		// reads a second than one over the share) can hedge at all.
+		slack := 1.0
+		if i+1 == hedgeSlots {
+			slack = 0
+		}
+		if float64(hedges+1) > b.share*float64(reads)+slack {
+			return false
+		}
+	}
+	cur.hedges.Add(1)
+	return true
+}
+
+// hedge starts a hedge of read r if it is still running, another node can
+// serve it and the budget allows.
+func (w *watcher) hedge(r *readCtx) {
+	c := w.vc.c
+	if r.state.Load() != readRunning {
+		return
+	}
+	n, _, err := c.pickRead(false, []*node{r.n}, false)
+	if err != nil {
+		return // nowhere else to go
+	}
+	if !c.hedges.allow(slotOf(time.Now())) {
+		r.n.hedgesRefused.Add(1)
+		return
+	}
+	r.n.hedges.Add(1)
+	ctx, cancel := context.WithCancel(r.parent)
+	r.stop.Store(&cancel)
+	if r.state.Load() != readRunning { // answered meanwhile: answer may have missed stop
+		cancel()
+		return
+	}
+	if !c.bg.Go(func() { w.runHedge(ctx, cancel, r, n, r.args) }) {
+		cancel()
+	}
+}
+
+// runHedge runs read r's query on n. If it answers before r, r is ended
+// (readHedged) and its caller adopts the rows; otherwise the hedge's work
+// is undone here.
+func (w *watcher) runHedge(ctx context.Context, cancel context.CancelFunc, r *readCtx, n *node, args []driver.NamedValue) {
+	pc, err := n.acquire(ctx)
+	if err != nil {
+		cancel()
+		return
+	}
+	rs, err := queryWatched(w.vc.c, ctx, pc, r.query, args)
+	if err != nil {
+		n.settle(ctx, pc, err)
+		cancel()
+		return
+	}
+	rs.pc, rs.n, rs.vc, rs.stop = pc, n, w.vc, cancel
+	r.won = rs
+	if r.state.CompareAndSwap(readRunning, readHedged) {
+		r.n.hedgeWins.Add(1)
+		close(r.cancel)
+		return
+	}
+	// The read answered first, and cancelled ctx: the hedge's connection
+	// may be cut mid-protocol, so it is not reused. (Not through rs.Close,
+	// which would park pc in the caller's lease.)
+	cancel()
+	n.discard(pc, nil) // its rows unread: lib/pq's Close may block
+}

@@ -1,0 +1,154 @@
+package rwpool_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rwpool/rwpool"
+)
+
+// TestFaultHangReplicaHedged is issue #16's hedging target: replica1 holds
+// a quarter of the reads (weights 1:3) and hangs (SIGSTOP) under 8 readers
+// whose reads carry 1 s deadlines, with hedge_after=50ms and
+// hedge_budget=30%. Reads on it are answered by their hedges: none fails,
+// none takes more than 500 ms, and the p99 over the whole hang is under
+// 150 ms.
+func TestFaultHangReplicaHedged(t *testing.T) {
+	const longest = 500 * time.Millisecond
+	forEachCluster(t, func(t *testing.T, cl *cluster) {
+		db := cl.open(t, "hedge_after=50ms;hedge_budget=30%", 1, 3)
+		r1 := cl.Replicas[0]
+		seen := newSightings()
+		l := startLoadTimeout(t, db, 8, time.Second, cl.readFn(db, seen))
+		warmUp(t, cl, seen)
+
+		cl.fault(t, "hang-node", r1)
+		hung := time.Now()
+		var oldest time.Duration
+		poll(4*time.Second, func() bool {
+			oldest = maxDur(oldest, l.oldestInflight())
+			return false
+		})
+		resume := time.Now()
+		cl.fault(t, "resume-node", r1)
+		res := l.stop()
+
+		var zero time.Time
+		st := nodeStats(t, db, "replica1")
+		t.Logf("%s: whole run: %s", cl.Name, res.summary(zero, zero))
+		t.Logf("%s: hang..resume: %s", cl.Name, res.summary(hung, resume))
+		t.Logf("%s: replica1: %d reads hedged, %d hedges won, %d refused; longest in flight while hung %s",
+			cl.Name, st.Hedges, st.HedgeWins, st.HedgesRefused, oldest.Round(time.Millisecond))
+		if errs := res.failures(zero, zero); len(errs) > 0 {
+			t.Errorf("%d reads failed, want 0: %s", len(errs), errSummary(errs, 3))
+		}
+		if m := maxDur(res.max(zero, zero), oldest); m > longest {
+			var slow []string
+			for _, c := range res.calls {
+				if c.dur > longest && len(slow) < 8 {
+					slow = append(slow, fmt.Sprintf("\n    %s at hang%+.2fs: %v", c.dur.Round(time.Millisecond), c.start.Sub(hung).Seconds(), c.err))
+				}
+			}
+			t.Errorf("slowest read took %s, want at most %s; reads over it:%s", m.Round(time.Millisecond), longest, strings.Join(slow, ""))
+		}
+		if p := res.p99(hung, resume); p >= 150*time.Millisecond {
+			t.Errorf("p99 over the hang %s, want < 150ms", p)
+		}
+		if st.HedgeWins == 0 {
+			t.Errorf("no hedge of a read on the hung replica won")
+		}
+	})
+}
+
+// slowOn returns a read that answers the port of the server that runs it,
+// after sleeping secs on the server listening on port only.
+func slowOn(cl *cluster, port string, secs float64) string {
+	if cl.Name == "mariadb" {
+		return fmt.Sprintf("SELECT CAST(@@port AS CHAR), SLEEP(IF(@@port = %s, %g, 0))", port, secs)
+	}
+	return fmt.Sprintf("SELECT inet_server_port()::text, pg_sleep(CASE WHEN inet_server_port() = %s THEN %g ELSE 0 END)", port, secs)
+}
+
+// hedgeLoad runs 8 readers of q for d and samples, every 100 ms, the reads
+// issued and the hedges started (NodeStats.Hedges, all nodes) so far.
+func hedgeLoad(t *testing.T, db *sql.DB, q string, d time.Duration) (reads, hedges []int64, res results) {
+	var issued atomic.Int64
+	l := startLoadTimeout(t, db, 8, 5*time.Second, func(ctx context.Context, _ int) error {
+		issued.Add(1)
+		var port string
+		var ignored any
+		return db.QueryRowContext(ctx, q).Scan(&port, &ignored)
+	})
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for end := time.Now().Add(d); time.Now().Before(end); <-tick.C {
+		s, err := rwpool.Stats(db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var h int64
+		for _, n := range s.Nodes {
+			h += n.Hedges
+		}
+		reads, hedges = append(reads, issued.Load()), append(hedges, h)
+	}
+	return reads, hedges, l.stop()
+}
+
+// TestHedgeBudgetOnCluster: replica1 answers every read 100 ms late (the
+// read sleeps there), so every read it gets (half of them) would like a
+// hedge after hedge_after=20ms; with hedge_budget=10% no 10 s window has
+// more than 10 % of its reads hedged.
+func TestHedgeBudgetOnCluster(t *testing.T) {
+	forEachCluster(t, func(t *testing.T, cl *cluster) {
+		db := cl.open(t, "hedge_after=20ms;hedge_budget=10%")
+		reads, hedges, res := hedgeLoad(t, db, slowOn(cl, portOf(cl.Replicas[0]), 0.1), 13*time.Second)
+		var zero time.Time
+		if errs := res.failures(zero, zero); len(errs) > 0 {
+			t.Errorf("%d reads failed: %s", len(errs), errSummary(errs, 3))
+		}
+		worst := 0.0
+		const window = 100 // samples: 10 s
+		for i := 0; i+window < len(reads); i++ {
+			r, h := reads[i+window]-reads[i], hedges[i+window]-hedges[i]
+			if r == 0 {
+				t.Fatalf("no read in 10 s")
+			}
+			share := float64(h) / float64(r)
+			worst = max(worst, share)
+			if share > 0.10 {
+				t.Errorf("10 s window from %.1fs: %d of %d reads hedged (%.1f%%), want at most 10%%", float64(i)/10, h, r, 100*share)
+			}
+		}
+		last := len(reads) - 1
+		t.Logf("%s: %d reads, %d hedged (%.1f%%); worst 10 s window %.2f%%; %s", cl.Name, reads[last], hedges[last],
+			100*float64(hedges[last])/float64(reads[last]), 100*worst, res.summary(zero, zero))
+		if hedges[last] == 0 {
+			t.Errorf("nothing was hedged: the test would pass without a budget")
+		}
+	})
+}
+
+// TestHedgeCostOnHealthyCluster: with hedge_after=50ms and no fault, at
+// most 1.05 statements reach the servers per read issued.
+func TestHedgeCostOnHealthyCluster(t *testing.T) {
+	forEachCluster(t, func(t *testing.T, cl *cluster) {
+		db := cl.open(t, "hedge_after=50ms")
+		reads, hedges, res := hedgeLoad(t, db, slowOn(cl, "1", 0), 3*time.Second)
+		var zero time.Time
+		if errs := res.failures(zero, zero); len(errs) > 0 {
+			t.Errorf("%d reads failed: %s", len(errs), errSummary(errs, 3))
+		}
+		last := len(reads) - 1
+		ratio := float64(reads[last]+hedges[last]) / float64(reads[last])
+		t.Logf("%s: %d reads, %d hedges: %.4f statements per read; %s", cl.Name, reads[last], hedges[last], ratio, res.summary(zero, zero))
+		if ratio > 1.05 {
+			t.Errorf("%.4f statements reached the servers per read, want at most 1.05", ratio)
+		}
+	})
+}

@@ -1,0 +1,402 @@
+package rwpool
+
+import (
+	"bytes"
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/rwpool/rwpool/pool"
+)
+
+// Rescue: a plain read (outside transactions and pinned leases) runs with
+// a context of its own, a readCtx, that also ends when its node becomes
+// unavailable. The driver then gives up on the read at once (mysql and pgx
+// watch the context; for lib/pq the watched call returns), the read's
+// connection is destroyed, and read replays the read elsewhere like any
+// read that failed before returning a row. The borrow is covered too: a
+// dial hung on the node is rescued like a statement. Without it, every
+// read in flight on a node that hung waits out its whole deadline
+// although rwpool found the node down long before.
+//
+// The same watch suspects a hang sooner (a read still running after
+// probe_timeout asks for a probe of its node: node.suspect, so a hung node
+// is found within about twice probe_timeout instead of at the next health
+// check) and starts hedges (hedge.go).
+//
+// Cost: the readCtx is the one allocation a read adds. Merging the
+// caller's context with the node's trip needs someone to wait on both:
+// context.WithCancel plus context.AfterFunc costs five allocations, so
+// each virtual connection has a watcher goroutine instead (as
+// go-sql-driver/mysql has per connection), handed each read over a
+// channel: one channel operation per read and no allocation; the end of a
+// read is not signalled (the watcher finds it over at its next event). A read whose
+// context can never end and that cannot be hedged needs no watcher: its
+// Done is its node's trip channel.
+
+// readCtx is the context a plain read runs with. Its Done closes when the
+// caller's context ends, the read is rescued, or a hedge answered first;
+// Deadline and Value are the caller's. A new one is made per read; its
+// Done channel is reused by the next read until one is closed, and Err
+// stays consistent with it.
+type readCtx struct {
+	parent context.Context
+	done   <-chan struct{}
+	cancel chan struct{} // done, closed by whoever ends the read; nil without a watcher
+	n      *node
+	w      *watcher // nil when the read needs no watcher
+	state  atomic.Int32
+
+	// hedging (hedge.go); query is empty when the read may not be hedged
+	query string
+	args  []driver.NamedValue
+	won   *rows                              // the hedge's answer, set before the state becomes readHedged
+	stop  atomic.Pointer[context.CancelFunc] // cancels the hedge in flight
+}
+
+// readCtx states. A read is running until its call returns (answered) and
+// finished when its rows close; the watcher may end it first (ended,
+// rescued) and a hedge may answer first (hedged). Done closes on the
+// transitions to ended, rescued and hedged, each of which happens at most
+// once.
+const (
+	readRunning int32 = iota
+	readAnswered
+	readFinished
+	readEnded   // the caller's context ended
+	readRescued // the node became unavailable
+	readHedged  // a hedge answered first
+)
+
+func (r *readCtx) Deadline() (time.Time, bool) { return r.parent.Deadline() }
+func (r *readCtx) Done() <-chan struct{}       { return r.done }
+func (r *readCtx) Value(key any) any           { return r.parent.Value(key) }
+
+func (r *readCtx) Err() error {
+	if r.w == nil { // done is the node's trip channel
+		select {
+		case <-r.done:
+			return context.Canceled
+		default:
+			return nil
+		}
+	}
+	select {
+	case <-r.done:
+	default:
+		return nil
+	}
+	if r.state.Load() == readEnded {
+		return r.parent.Err()
+	}
+	// Rescued, hedged; or, for a goroutine a driver left watching a read
+	// that ended, the next read's end (they share a Done channel until
+	// one is closed): Done and Err must agree.
+	return context.Canceled
+}
+
+// rescued reports whether the read was cancelled because its node became
+// unavailable (and not because the caller's context ended).
+func (r *readCtx) rescued() bool {
+	if r == nil {
+		return false
+	}
+	if r.w == nil {
+		return r.parent.Err() == nil && r.Err() != nil
+	}
+	return r.state.Load() == readRescued
+}
+
+// answer records that the read's call returned and reports the read's
+// state: readAnswered, or how it was ended first. A hedge in flight is
+// cancelled.
+func (r *readCtx) answer() int32 {
+	if r == nil {
+		return readAnswered
+	}
+	if r.w == nil {
+		if r.rescued() {
+			return readRescued
+		}
+		return readAnswered
+	}
+	s := readAnswered
+	if !r.state.CompareAndSwap(readRunning, readAnswered) {
+		s = r.state.Load()
+	}
+	// A hedge that lost (to the read, or to the read's rescue or end) is
+	// cancelled; the winner's context is its rows'.
+	if stop := r.stop.Load(); stop != nil && s != readHedged {
+		(*stop)()
+	}
+	return s
+}
+
+// live reports whether the read is still running or being read.
+func (r *readCtx) live() bool {
+	s := r.state.Load()
+	return s == readRunning || s == readAnswered
+}
+
+// end ends a running or answered read for why (readEnded, readRescued):
+// Done closes and Err says why.
+func (r *readCtx) end(why int32) {
+	if r.state.CompareAndSwap(readRunning, why) || r.state.CompareAndSwap(readAnswered, why) {
+		close(r.cancel)
+	}
+}
+
+// finish ends the watch of a read; its rows, if any, are closed.
+func (r *readCtx) finish() {
+	if r == nil || r.w == nil {
+		return
+	}
+	w := r.w
+	if !r.state.CompareAndSwap(readAnswered, readFinished) && !r.state.CompareAndSwap(readRunning, readFinished) {
+		w.done = make(chan struct{}) // the read was ended: the old one is closed
+	}
+	w.busy = false
+	// The watcher is not told: it learns when its next event finds the
+	// read finished, or at the next arm. Waking it here would double what
+	// a read costs it.
+}
+
+// errRescued marks a read cancelled because its node became unavailable;
+// it is replayed elsewhere like any read whose node failed.
+var errRescued = errors.New("read cancelled: its node became unavailable")
+
+// rescuedError is what a rescued read fails with if it cannot be replayed.
+func rescuedError(n *node) error {
+	return newUnavailableError(n.cfg.Name, n.health.Since(), fmt.Errorf("%w: %v", errRescued, n.health.LastError()))
+}
+
+// watcher is a virtual connection's rescue goroutine (see the top of this
+// file). Its fields are used by the connection's goroutine of the moment;
+// database/sql serialises them.
+type watcher struct {
+	vc   *conn
+	arm  chan *readCtx // a read to watch; unbuffered: the goroutine is waiting
+	quit chan struct{} // closed when the virtual connection closes
+	done chan struct{} // the Done channel reads get; replaced once closed
+	busy bool          // a read is armed (its rows may still be open)
+	dead bool          // the goroutine could not start or has stopped
+}
+
+// readContext returns the context for a plain read on n and the readCtx to
+// answer and finish (nil when the read needs none). query and args are the
+// read's, if it may be hedged.
+func (vc *conn) readContext(ctx context.Context, n *node, query string, args []driver.NamedValue) (context.Context, *readCtx) {
+	c := vc.c
+	hedge := query != "" && c.cfg.HedgeAfter > 0
+	if !c.cfg.Breaker && !hedge {
+		return ctx, nil
+	}
+	if ctx.Done() == nil && !hedge {
+		if c.watch {
+			// Moving every read of a driver that blocks into a goroutine
+			// costs more than rescuing reads that never time out saves.
+			return ctx, nil
+		}
+		r := &readCtx{parent: ctx, done: n.tripped(), n: n}
+		return r, r
+	}
+	w := vc.watcher()
+	if w == nil || w.busy {
+		return ctx, nil // two reads at once on one *sql.Conn: the second is not watched
+	}
+	r := &readCtx{parent: ctx, done: w.done, cancel: w.done, n: n, w: w}
+	if hedge {
+		r.query, r.args = query, hedgeArgs(args)
+		c.hedges.read(slotOf(time.Now()))
+	}
+	select {
+	case w.arm <- r:
+		w.busy = true
+		return r, r
+	case <-c.stop:
+		w.dead = true
+		return ctx, nil
+	}
+}
+
+// watcher returns the connection's watcher, starting it on first use.
+func (vc *conn) watcher() *watcher {
+	w := vc.w
+	if w != nil {
+		if w.dead {
+			return nil
+		}
+		return w
+	}
+	w = &watcher{vc: vc, arm: make(chan *readCtx), quit: make(chan struct{}), done: make(chan struct{})}
+	vc.w = w
+	if !vc.c.bg.Go(w.run) {
+		w.dead = true
+		return nil
+	}
+	return w
+}
+
+// stop ends the watcher goroutine; the connection is closing.
+func (w *watcher) stop() {
+	if w != nil && !w.dead {
+		w.dead = true
+		close(w.quit)
+	}
+}
+
+func (w *watcher) run() {
+	c := w.vc.c
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	var (
+		r                  *readCtx // the read watched, until it is found over
+		parent, trip       <-chan struct{}
+		tick               <-chan time.Time
+		start              time.Time
+		hedgeAt, suspectAt time.Duration // since start; -1 once done
+	)
+	// schedule sets the timer for r's next deadline, if any.
+	schedule := func() {
+		d := suspectAt
+		if hedgeAt >= 0 && (d < 0 || hedgeAt < d) {
+			d = hedgeAt
+		}
+		tick = nil
+		if d >= 0 {
+			timer.Reset(d - time.Since(start))
+			tick = timer.C
+		}
+	}
+	// over reports whether r no longer needs watching, and if so forgets it.
+	over := func() bool {
+		if r != nil && r.live() {
+			return false
+		}
+		r, parent, trip, tick = nil, nil, nil, nil
+		timer.Stop()
+		return true
+	}
+	arm, stop := w.arm, c.stop
+	for {
+		select {
+		case r = <-arm:
+			start = time.Now()
+			parent, trip = r.parent.Done(), r.n.tripped()
+			hedgeAt, suspectAt = -1, c.cfg.ProbeTimeout
+			if r.query != "" {
+				hedgeAt = c.cfg.HedgeAfter
+			}
+			schedule()
+		case <-tick:
+			if over() {
+				continue
+			}
+			since := time.Since(start)
+			if hedgeAt >= 0 && since >= hedgeAt {
+				hedgeAt = -1
+				w.hedge(r)
+			}
+			if suspectAt >= 0 && since >= suspectAt {
+				suspectAt = -1
+				r.n.suspect()
+			}
+			schedule()
+		case <-parent:
+			if !over() {
+				r.end(readEnded)
+				over()
+			}
+			if stop == nil {
+				return
+			}
+		case <-trip:
+			if !over() {
+				r.end(readRescued)
+				over()
+			}
+		case <-w.quit:
+			return
+		case <-stop:
+			if over() || parent == nil {
+				return
+			}
+			// The Connector closes: no more rescue or hedge, but the read
+			// in flight keeps its caller's deadline (its Done is ours).
+			arm, stop, trip, tick = nil, nil, nil, nil
+			timer.Stop()
+		}
+	}
+}
+
+// discard settles pc, whose read on n was cancelled (its node became
+// unavailable, or a hedge answered first): pc is destroyed (or, abandoned
+// by a watched call, closed by its goroutine).
+func (n *node) discard(pc *pool.Conn, err error) {
+	if err != errAbandoned {
+		pc.Destroy()
+	}
+	n.closedBroken.Add(1)
+}
+
+// tripped returns a channel closed when n next becomes unavailable.
+func (n *node) tripped() <-chan struct{} { return *n.trip.Load() }
+
+// onEvent keeps n's trip channel in step with its breaker. The breaker
+// delivers events in order, under its lock.
+func (n *node) onEvent(e Event) {
+	if e.Kind != StateChanged {
+		return
+	}
+	switch {
+	case e.To == Unavailable:
+		// The next channel is in place before the breaker lets reads in
+		// again (it flips its state before the recovery's event): a read
+		// routed in that gap must not find a closed one and be rescued at
+		// once.
+		next := make(chan struct{})
+		close(*n.trip.Swap(&next))
+		n.ident.Store(nil) // a server back from an outage may be a new one (endpoint.go)
+	}
+}
+
+// suspect asks for a probe of n now: a statement has run on it for longer
+// than probe_timeout. A hung node is found within about twice
+// probe_timeout of the statement's start; a healthy one running a long
+// query costs one successful probe, at most one per probe_timeout.
+func (n *node) suspect() {
+	if !n.c.cfg.Breaker || n.health.Tripped() {
+		return
+	}
+	now, every := time.Now().UnixNano(), int64(n.c.cfg.ProbeTimeout)
+	last := n.suspected.Load()
+	if now-last < every || !n.suspected.CompareAndSwap(last, now) {
+		return
+	}
+	n.confirm(func(perr error) error {
+		return fmt.Errorf("a statement ran longer than probe_timeout (%s), and then %w", n.c.cfg.ProbeTimeout, perr)
+	})
+}
+
+// hedgeArgs copies a hedgeable read's arguments for its hedge, which may
+// run after the read's own call converted them in place (args.go) or
+// returned (the caller may then reuse its []byte buffers). Values of
+// other types are shared: database/sql hands drivers immutable values
+// unless a driver's NamedValueChecker accepts types of its own.
+func hedgeArgs(args []driver.NamedValue) []driver.NamedValue {
+	if len(args) == 0 {
+		return nil
+	}
+	cp := slices.Clone(args)
+	for i, a := range cp {
+		if b, ok := a.Value.([]byte); ok {
+			cp[i].Value = bytes.Clone(b)
+		}
+	}
+	return cp
+}
