@@ -1,0 +1,120 @@
+// Package balance measures what each replica delivers, for balance=adaptive:
+// a latency estimate and the reads in flight, from which the picker
+// (internal/pick) derives a cost.
+//
+// The decisions, and why:
+//
+//   - Latency is time to first response: from just before the driver's
+//     statement call to its return (for a query, when the first result
+//     arrives, not when the rows close). Rows read slowly by the caller are
+//     the caller's time, not the node's.
+//   - The estimate is an EWMA whose weight grows with the time since the
+//     node's last observation: alpha = max(MinAlpha, 1-exp(-gap/Tau)). A
+//     node read thousands of times a second moves by MinAlpha per read, so
+//     one slow read (a GC pause, a scheduler hiccup) barely moves it; the
+//     first read after a quiet spell (a slow node's first slow answer, a
+//     probe of a node that was avoided) mostly replaces it, so turning slow
+//     and recovering are both noticed at the first read that shows them.
+//   - A node's reads in flight count in its cost (latency × (1 + in-flight
+//     relative to its weight)): a node that stops answering piles reads up
+//     and is avoided before any of them has come back to be measured.
+//   - A node avoided by the picker gets no reads, hence no measurement. So
+//     a node not observed for ProbeEvery is chosen for one read (Claim):
+//     it keeps being measured at a fixed rate of about one read per
+//     ProbeEvery, whatever the traffic, so a recovery shows within
+//     ProbeEvery and a slow node costs only that read's latency, not a
+//     share of all reads (which would be what p99 sees).
+//
+// Every method is lock-free and allocation-free: atomics only.
+package balance
+
+import (
+	"math"
+	"sync/atomic"
+	"time"
+)
+
+// Tuning, fixed: DSN keys would expose internals few could set well.
+const (
+	// Tau is the time constant of the estimate: after a quiet spell of
+	// Tau, a new observation weighs 63 %.
+	Tau = 200 * time.Millisecond
+	// MinAlpha is the least weight an observation gets: the estimate of a
+	// busy node averages over about its last 1/MinAlpha reads.
+	MinAlpha = 0.02
+	// ProbeEvery is how long a node may go unobserved before a read is
+	// sent to it whatever its cost.
+	ProbeEvery = 500 * time.Millisecond
+)
+
+// Meter measures one node. The zero value is ready: no estimate yet. Times
+// are nanoseconds on the caller's monotonic clock (see Clock).
+type Meter struct {
+	inflight atomic.Int64
+	est      atomic.Int64 // latency estimate, ns; 0 before the first observation
+	at       atomic.Int64 // clock of the last observation
+	probed   atomic.Int64 // clock of the last Claim
+}
+
+// Clock returns a monotonic clock in nanoseconds since start.
+func Clock(start time.Time) func() int64 {
+	return func() int64 { return int64(time.Since(start)) }
+}
+
+// Start counts a read in flight on the node.
+func (m *Meter) Start() { m.inflight.Add(1) }
+
+// Done ends a read Start counted. It took d, measured at now; a read that
+// failed before its node answered (its connection broke) passes ok=false
+// and is not measured.
+func (m *Meter) Done(now int64, d time.Duration, ok bool) {
+	m.inflight.Add(-1)
+	if ok {
+		m.Observe(now, d)
+	}
+}
+
+// Observe folds one latency d, measured at now, into the estimate.
+// Concurrent observations may retry, never lose an update.
+func (m *Meter) Observe(now int64, d time.Duration) {
+	obs := max(int64(d), 1) // 0 means "no estimate"
+	gap := now - m.at.Swap(now)
+	alpha := max(MinAlpha, -math.Expm1(-float64(gap)/float64(Tau)))
+	for {
+		old := m.est.Load()
+		next := obs
+		if old != 0 {
+			next = old + int64(alpha*float64(obs-old))
+		}
+		if m.est.CompareAndSwap(old, max(next, 1)) {
+			return
+		}
+	}
+}
+
+// Estimate returns the latency estimate, 0 before the first observation.
+func (m *Meter) Estimate() time.Duration { return time.Duration(m.est.Load()) }
+
+// InFlight returns the reads in flight on the node now.
+func (m *Meter) InFlight() int64 { return m.inflight.Load() }
+
+// Stale reports whether the node has gone unobserved and unprobed for
+// ProbeEvery at now.
+func (m *Meter) Stale(now int64) bool {
+	return now-m.at.Load() >= int64(ProbeEvery) && now-m.probed.Load() >= int64(ProbeEvery)
+}
+
+// Claim reports whether the caller may send the stale node one read to
+// measure it: true for one caller per ProbeEvery.
+func (m *Meter) Claim(now int64) bool {
+	p := m.probed.Load()
+	return m.Stale(now) && m.probed.CompareAndSwap(p, now)
+}
+
+// Cost is the node's cost for a read now: its latency estimate scaled by
+// its reads in flight, counted relative to its share (weight/meanWeight)
+// so that two nodes loaded in proportion to their weights cost the same.
+// A node without an estimate costs 0: it is tried first.
+func (m *Meter) Cost(weight, meanWeight float64) float64 {
+	return float64(m.est.Load()) * (1 + float64(m.inflight.Load())*meanWeight/weight)
+}
