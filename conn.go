@@ -169,7 +169,10 @@ func (vc *conn) read(ctx context.Context, o ctxOpts, d routing.Decision, call fu
 		}
 		if err == nil {
 			var held bool
-			if held, err = call(pc, n); held {
+			t := vc.c.readStarts(n)
+			held, err = call(pc, n)
+			vc.c.readEnds(n, t, err)
+			if held {
 				return nil
 			}
 			var out outcome
