@@ -40,8 +40,9 @@ func (c *Connector) readStarts(n *node) int64 {
 	if !c.adaptive {
 		return 0
 	}
-	n.meter.Start()
-	return c.clock()
+	now := c.clock()
+	n.meter.Start(now)
+	return now
 }
 
 // readEnds ends the read readStarts began at start, whose driver call

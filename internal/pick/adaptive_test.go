@@ -60,7 +60,7 @@ func newSim(seed uint64, weights []int, lat func(i int, now time.Duration) time.
 // start has a reader pick and begin a read now.
 func (s *sim) start() {
 	i := s.p.Pick(nil)
-	s.ms[i].Start()
+	s.ms[i].Start(s.now)
 	d := s.lat(i, time.Duration(s.now))
 	heap.Push(&s.events, event{at: s.now + int64(d), start: s.now, node: i})
 }
@@ -166,9 +166,10 @@ func TestAdaptiveKeepsWeightsWithoutFault(t *testing.T) {
 	}
 }
 
-// TestAdaptiveAvoidsPileUp checks that reads in flight count before any
-// comes back: a node that stops answering gets no more than a few.
-func TestAdaptiveAvoidsPileUp(t *testing.T) {
+// TestAdaptiveAvoidsStall checks that reads in flight count before any
+// comes back: a node that stops answering is avoided once silent for
+// 4 × its estimate + balance.Stall, then gets only its probes.
+func TestAdaptiveAvoidsStall(t *testing.T) {
 	cs, _ := newCandidates(1, 1)
 	ms := []*balance.Meter{{}, {}}
 	var now int64
@@ -176,20 +177,26 @@ func TestAdaptiveAvoidsPileUp(t *testing.T) {
 		m.Observe(now, time.Millisecond)
 	}
 	p := NewAdaptive(cs, Adaptive{Meters: ms, Now: func() int64 { return now }, IntN: rand.New(rand.NewPCG(1, 2)).IntN})
-	stuck := 0
-	for range 1000 {
-		now += int64(10 * time.Microsecond)
-		if i := p.Pick(nil); i == 1 {
-			ms[1].Start() // never ends
-			stuck++
+	const step = 100 * time.Microsecond // a pick every 100 µs
+	early, late := 0, 0
+	for i := range int(2 * time.Second / step) {
+		now += int64(step)
+		ms[0].Observe(now, time.Millisecond) // node 0 keeps answering
+		if p.Pick(nil) != 1 {
+			continue
+		}
+		ms[1].Start(now)                                                   // never ends
+		if time.Duration(now) <= 4*time.Millisecond+balance.Stall+2*step { // 4 × its estimate + Stall
+
+			early++
 		} else {
-			ms[0].Start()
-			ms[0].Done(now, time.Millisecond, true)
+			late++
 		}
 	}
-	if stuck > 3 {
-		t.Fatalf("%d reads sent to a node that answers none, want ≤ 3", stuck)
+	if late > int(2*time.Second/balance.ProbeEvery) {
+		t.Fatalf("a node that answers nothing got %d reads once stalled, want one per %s", late, balance.ProbeEvery)
 	}
+	t.Logf("stalled node: %d reads before it was found stalled, %d in the next 2 s", early, late)
 }
 
 // TestAdaptiveProbesStaleNode checks that an avoided node gets one read per

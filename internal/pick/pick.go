@@ -37,8 +37,8 @@ type Picker struct {
 // returned whatever its cost, once per balance.ProbeEvery, to measure it.
 //
 // Why a margin rather than the plain cheaper of the two: replicas that
-// deliver alike differ in cost by noise and by the reads in flight of the
-// moment, and always taking the cheaper would turn that noise into shares
+// deliver alike differ in cost by noise, and always taking the cheaper
+// would turn that noise into shares
 // (two equal replicas, one a few percent faster, would not get half each).
 // Within the margin the weighted draw stands, so shares follow the weights
 // while nothing is wrong; a replica several times slower than another
@@ -52,7 +52,7 @@ type Adaptive struct {
 
 // DefaultMargin is the cost ratio beyond which the second candidate is
 // preferred to the first.
-const DefaultMargin = 2
+const DefaultMargin = 3
 
 // New returns a Picker over a copy of cs. Negative weights count as 0.
 func New(cs []Candidate) *Picker {
@@ -150,9 +150,7 @@ func (p *Picker) pickAdaptive(skip func(i int) bool) int {
 	case mb.Claim(now):
 		return b
 	}
-	wa, wb := float64(max(p.cs[a].Weight, 1)), float64(max(p.cs[b].Weight, 1))
-	mean := (wa + wb) / 2
-	if mb.Cost(wb, mean)*ad.Margin < ma.Cost(wa, mean) {
+	if mb.Cost(now)*ad.Margin < ma.Cost(now) {
 		return b
 	}
 	return a
