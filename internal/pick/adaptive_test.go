@@ -179,7 +179,7 @@ func TestAdaptiveAvoidsStall(t *testing.T) {
 	p := NewAdaptive(cs, Adaptive{Meters: ms, Now: func() int64 { return now }, IntN: rand.New(rand.NewPCG(1, 2)).IntN})
 	const step = 100 * time.Microsecond // a pick every 100 µs
 	early, late := 0, 0
-	for i := range int(2 * time.Second / step) {
+	for range int(2 * time.Second / step) {
 		now += int64(step)
 		ms[0].Observe(now, time.Millisecond) // node 0 keeps answering
 		if p.Pick(nil) != 1 {
