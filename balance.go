@@ -35,24 +35,34 @@ func (c *Connector) newPicker(cs []pick.Candidate, readers []*node) *pick.Picker
 }
 
 // readStarts counts a read about to run on n and returns its start (0
-// unless balancing is adaptive).
+// unless balancing is adaptive). It and readEnds inline to one branch
+// with balance=weighted.
 func (c *Connector) readStarts(n *node) int64 {
 	if !c.adaptive {
 		return 0
 	}
+	return c.measureStart(n)
+}
+
+func (c *Connector) measureStart(n *node) int64 {
 	now := c.clock()
 	n.meter.Start(now)
 	return now
 }
 
 // readEnds ends the read readStarts began at start, whose driver call
-// returned err. A read whose connection broke measured nothing about the
-// node's speed (the breaker judges it); one that ran into its deadline
-// took at least that long, which is worth knowing of a slow node.
+// returned err.
 func (c *Connector) readEnds(n *node, start int64, err error) {
-	if !c.adaptive {
-		return
+	if c.adaptive {
+		c.measureEnd(n, start, err)
 	}
+}
+
+// measureEnd is readEnds with balance=adaptive. A read whose connection
+// broke measured nothing about the node's speed (the breaker judges it);
+// one that ran into its deadline took at least that long, which is worth
+// knowing of a slow node.
+func (c *Connector) measureEnd(n *node, start int64, err error) {
 	now := c.clock()
 	n.meter.Done(now, time.Duration(now-start), outcomeOf(err) != broken)
 }

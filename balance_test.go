@@ -44,3 +44,19 @@ func TestBalanceLatencyInStats(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkQueryRWPoolBalance is BenchmarkQueryRWPool with two replicas
+// under each balance: what balance=adaptive's measuring of every read and
+// its comparing of two candidates cost over the weighted pick.
+func BenchmarkQueryRWPoolBalance(b *testing.B) {
+	for _, balance := range []string{"weighted", "adaptive"} {
+		b.Run("balance="+balance, func(b *testing.B) {
+			db, err := sql.Open("rwpool", "driver=rwpool-bench-nop;primary=p;replica=r1;replica=r2;balance="+balance)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer db.Close()
+			benchQuery(b, db)
+		})
+	}
+}
