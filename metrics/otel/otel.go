@@ -292,7 +292,7 @@ func register(stats func() (rwpool.Snapshot, error), mp metric.MeterProvider, op
 			o.ObserveInt64(resets, n.Resets, a)
 		}
 		return nil
-	}, open, idle, inUse, maxOpen, waiters, waits, waitTime, served, stmtErrs, trips, replays, fallbacks, available, probe,
+	}, open, idle, inUse, maxOpen, waiters, waits, waitTime, served, stmtErrs, trips, replays, fallbacks, available, probe, balance,
 		lag, mismatch, lagging, dialed, closed, resets)
 	if err != nil {
 		return nil, fmt.Errorf("rwotel: %w", err)
