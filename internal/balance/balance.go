@@ -9,18 +9,21 @@
 //     arrives, not when the rows close). Rows read slowly by the caller are
 //     the caller's time, not the node's.
 //   - The estimate is an EWMA whose weight grows with the time since the
-//     node's last observation: alpha = max(MinAlpha, 1-exp(-gap/Tau)). A
-//     node read thousands of times a second moves by MinAlpha per read, so
-//     one slow read (a GC pause, a scheduler hiccup) barely moves it; the
-//     first read after a quiet spell (a slow node's first slow answer, a
-//     probe of a node that was avoided) mostly replaces it, so turning slow
-//     and recovering are both noticed at the first read that shows them.
+//     node's last observation: alpha = max(MinAlpha, (gap/ProbeEvery)²),
+//     at most 1. A node read hundreds of times a second moves by MinAlpha
+//     per read, so one slow read (a GC pause, a scheduler hiccup) barely
+//     moves it, and the short gaps a client's own stalls leave (longer on
+//     a node with less weight, which gets fewer reads) count no more; a
+//     read after a quiet spell of ProbeEvery (the probe of a node that was
+//     avoided, or the reads of a quiet client) replaces it, so a recovery
+//     shows at the first probe that sees it. Turning slow shows within a
+//     few reads: 200 ms slower, one read moves the estimate by 4 ms.
 //   - Reads in flight are evidence before they come back: while a node
 //     owes answers, the time since it last gave one (or since it was
 //     given work, if later) is a lower bound on its latency now, so a
 //     node that stalls (silent for 4 × its estimate + Stall) is avoided
-//     then, not after its first slow read returns (if ever). The number in flight is
-//     left out of the cost on purpose: it fluctuates with every burst of
+//     then, not after its first slow read returns (if ever). The number
+//     in flight is left out of the cost on purpose: it fluctuates with every burst of
 //     the client's, more on a node with more weight, and each of those
 //     fluctuations moved reads against the weights (tried first: with
 //     latency × (1 + in flight) weights 3:1 came out 58:42 on a loaded
@@ -36,16 +39,12 @@
 package balance
 
 import (
-	"math"
 	"sync/atomic"
 	"time"
 )
 
 // Tuning, fixed: DSN keys would expose internals few could set well.
 const (
-	// Tau is the time constant of the estimate: after a quiet spell of
-	// Tau, a new observation weighs 63 %.
-	Tau = 200 * time.Millisecond
 	// MinAlpha is the least weight an observation gets: the estimate of a
 	// busy node averages over about its last 1/MinAlpha reads.
 	MinAlpha = 0.02
@@ -61,9 +60,10 @@ const (
 	// Stall is how long beyond 4 × its estimate a node that owes answers
 	// must have been silent to be taken as stalled. It is well above what
 	// a loaded client host stalls on its own (p99 of 10 to 50 ms with
-	// -race on two busy cores), since both replicas are seen silent then
-	// and judging on it moved reads against the weights.
-	Stall = 50 * time.Millisecond
+	// -race on two busy cores): every replica is seen silent then, the
+	// one with less weight (fewer reads) first, and judging on it moved
+	// reads against the weights.
+	Stall = 150 * time.Millisecond
 )
 
 // Meter measures one node. The zero value is ready: no estimate yet. Times
@@ -103,7 +103,8 @@ func (m *Meter) Done(now int64, d time.Duration, ok bool) {
 func (m *Meter) Observe(now int64, d time.Duration) {
 	obs := max(int64(d), 1) // 0 means "no estimate"
 	gap := now - m.at.Swap(now)
-	alpha := max(MinAlpha, -math.Expm1(-float64(gap)/float64(Tau)))
+	q := float64(gap) / float64(ProbeEvery)
+	alpha := min(1, max(MinAlpha, q*q))
 	for {
 		old := m.est.Load()
 		next := obs
