@@ -194,7 +194,9 @@ func (vc *conn) read(ctx context.Context, o ctxOpts, d routing.Decision, query s
 		if err != nil {
 			rc.finish()
 		} else {
+			t := vc.c.readStarts(n)
 			rs, cerr := call(rctx, pc)
+			vc.c.readEnds(n, t, cerr)
 			err = cerr
 			// A read that lost (to a hedge, or to its node's trip) was
 			// cancelled mid-protocol: its connection, and any rows on it,

@@ -36,6 +36,8 @@ type Connector struct {
 	nodes    []*node // primary first, then replicas in DSN order
 	picker   *pick.Picker
 	readers  []*node             // the picker's candidates, in its order: the replicas, or every node with follow_promotion
+	adaptive bool                // balance=adaptive: reads are measured (balance.go)
+	clock    func() int64        // balance=adaptive's monotonic clock, ns
 	follow   follower            // the roles the servers report, with follow_promotion (promote.go)
 	cache    *routecache.Cache   // the classifier's decisions for repeated statements
 	hedges   hedgeBudget         // hedge_budget's accounting (hedge.go)
@@ -133,7 +135,7 @@ func NewConnector(cfg *dsn.Config, opts ...Option) (*Connector, error) {
 			picks = append(picks, pick.Candidate{Weight: n.cfg.Weight, Node: readNode{n}})
 		}
 	}
-	c.picker = pick.New(picks)
+	c.picker = c.newPicker(picks, c.readers)
 	if cp.Breaker {
 		for _, n := range c.nodes {
 			c.startChecker(n)

@@ -20,10 +20,13 @@ import (
 
 // endpoint is a TCP forwarder standing for a DNS name, virtual IP or proxy
 // that failover tooling moves to the new primary: a connection goes to the
-// target of the moment it is opened, and stays with it after a move.
+// target of the moment it is opened, and stays with it after a move. It
+// also makes a slow server (setDelay): every server→client chunk is held
+// back, as by a busy server or a long network path.
 type endpoint struct {
 	ln     net.Listener
 	target atomic.Pointer[string]
+	delay  atomic.Int64 // ns each server→client chunk is held back
 	wg     sync.WaitGroup
 	mu     sync.Mutex
 	conns  map[net.Conn]bool
@@ -47,6 +50,10 @@ func newEndpoint(t *testing.T, target string) *endpoint {
 func (e *endpoint) addr() string         { return e.ln.Addr().String() }
 func (e *endpoint) moveTo(target string) { e.target.Store(&target) }
 
+// setDelay holds back every server→client chunk that arrives from now on
+// by d (0: none), on every connection, open or future.
+func (e *endpoint) setDelay(d time.Duration) { e.delay.Store(int64(d)) }
+
 func (e *endpoint) serve() {
 	defer e.wg.Done()
 	for {
@@ -63,8 +70,8 @@ func (e *endpoint) serve() {
 			return
 		}
 		e.wg.Add(2)
-		go e.pipe(c, up)
-		go e.pipe(up, c)
+		go e.pipe(c, up, &e.delay)
+		go e.pipe(up, c, nil)
 	}
 }
 
@@ -83,12 +90,60 @@ func (e *endpoint) track(cs ...net.Conn) bool {
 	return true
 }
 
-// pipe copies one way; when either side ends, both are closed.
-func (e *endpoint) pipe(dst, src net.Conn) {
+// pipe copies one way, each chunk held back by delay's value when it
+// arrives (nil: no delay); when either side ends, both are closed.
+func (e *endpoint) pipe(dst, src net.Conn, delay *atomic.Int64) {
 	defer e.wg.Done()
-	io.Copy(dst, src)
+	if delay == nil {
+		io.Copy(dst, src)
+	} else {
+		copyDelayed(dst, src, delay)
+	}
 	dst.Close()
 	src.Close()
+}
+
+// copyDelayed copies src to dst, writing each chunk read delay after it
+// arrived: latency is added, throughput is not lost (chunks read while
+// others wait are queued, not delayed one after another).
+func copyDelayed(dst io.WriteCloser, src io.Reader, delay *atomic.Int64) {
+	type chunk struct {
+		due time.Time
+		b   []byte
+	}
+	q := make(chan chunk, 256)
+	done := make(chan struct{})
+	go func() { // ends when q is closed; a failed write closes dst and drains q
+		defer close(done)
+		t := time.NewTimer(0)
+		defer t.Stop()
+		broken := false
+		for c := range q {
+			if broken {
+				continue
+			}
+			if d := time.Until(c.due); d > 0 {
+				t.Reset(d)
+				<-t.C // the fault itself: this chunk's added latency
+			}
+			if _, err := dst.Write(c.b); err != nil {
+				broken = true
+				dst.Close() // so that the server side learns of it
+			}
+		}
+	}()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			q <- chunk{due: time.Now().Add(time.Duration(delay.Load())), b: append([]byte(nil), buf[:n]...)}
+		}
+		if err != nil {
+			break
+		}
+	}
+	close(q)
+	<-done
 }
 
 func (e *endpoint) close() {

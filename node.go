@@ -10,6 +10,7 @@ import (
 
 	"github.com/rwpool/rwpool/dsn"
 	"github.com/rwpool/rwpool/health"
+	"github.com/rwpool/rwpool/internal/balance"
 	"github.com/rwpool/rwpool/internal/breaker"
 	"github.com/rwpool/rwpool/internal/replication"
 	"github.com/rwpool/rwpool/pool"
@@ -54,6 +55,8 @@ type node struct {
 	closedBroken  atomic.Int64
 	resets        atomic.Int64 // connections reset with reset_query instead of closed
 	dials         atomic.Int64 // connections the pool opened
+
+	meter balance.Meter // balance=adaptive's measure of its reads (balance.go)
 }
 
 // acquire borrows a real connection from the node's pool; from a tripped

@@ -68,6 +68,14 @@ type NodeStats struct {
 	Position    string        // LSN or GTID the node has applied (replica) or written (primary)
 	Reports     string        // the role the server reports: "read-only", "writable", or "" before the first status
 	StatusError string        // why the last status query failed, if it did
+
+	// BalanceLatency is what balance=adaptive takes the node's read
+	// latency to be: time to first response (from the driver call to its
+	// return, pool waits excluded), averaged over recent reads with the
+	// latest weighing most. A node balancing avoids is measured by about
+	// one read every 500 ms, so the figure trails its recovery by up to
+	// that. 0 with balance=weighted and before the node's first read.
+	BalanceLatency time.Duration
 }
 
 // RoleMismatch reports whether the node reports a role its configuration
@@ -171,6 +179,7 @@ func (c *Connector) Stats() Snapshot {
 			Reports:       reports,
 			StatusError:   statusErr,
 		}
+		s.Nodes[i].BalanceLatency = n.meter.Estimate()
 	}
 	return s
 }

@@ -45,6 +45,31 @@ func (f Fallback) String() string {
 	return "Fallback(" + strconv.Itoa(int(f)) + ")"
 }
 
+// Balance tells how reads are spread over the available replicas.
+type Balance uint8
+
+// Balancing policies (DSN key balance).
+const (
+	// BalanceWeighted picks a replica at random in proportion to its
+	// weight (default).
+	BalanceWeighted Balance = iota
+	// BalanceAdaptive scales each replica's weight by what it is measured
+	// to deliver (read latency and reads in flight): a slow replica sheds
+	// reads by itself and gets them back when it recovers.
+	BalanceAdaptive
+)
+
+// String returns "weighted" or "adaptive", the DSN spelling.
+func (b Balance) String() string {
+	switch b {
+	case BalanceWeighted:
+		return "weighted"
+	case BalanceAdaptive:
+		return "adaptive"
+	}
+	return "Balance(" + strconv.Itoa(int(b)) + ")"
+}
+
 // ReadOnlyTx tells where read-only transactions are routed.
 type ReadOnlyTx uint8
 
@@ -171,6 +196,7 @@ type Config struct {
 	Breaker        bool          // circuit breaker enabled (breaker=on|off)
 	Fallback       Fallback      // what reads do when no replica is available (fallback)
 	ReadOnlyTx     ReadOnlyTx    // where read-only transactions go (readonly_tx)
+	Balance        Balance       // how reads are spread over the replicas (balance)
 	// MaxLag excludes from reads a replica measured further behind its
 	// primary than this; 0 turns lag checks off (max_lag).
 	MaxLag time.Duration

@@ -56,6 +56,8 @@
 //	breaker          on          circuit breaker: on | off
 //	fallback         primary     reads with no replica available: primary | error
 //	readonly_tx      replica     read-only transactions go to: replica | primary
+//	balance          weighted    spread reads by weight alone, or by weight
+//	                             scaled by measured latency: weighted | adaptive
 //	max_lag          0 (off)     exclude replicas measured this far behind, >= 0
 //	read_your_writes 0 (off)     session reads go to the primary this long after
 //	                             a write, instead of comparing positions, >= 0

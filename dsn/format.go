@@ -91,6 +91,7 @@ func (c *Config) GoString() string {
 	field("Breaker", strconv.FormatBool(c.Breaker))
 	field("Fallback", strconv.Itoa(int(c.Fallback)))
 	field("ReadOnlyTx", strconv.Itoa(int(c.ReadOnlyTx)))
+	field("Balance", strconv.Itoa(int(c.Balance)))
 	field("MaxLag", dur(c.MaxLag))
 	field("ReadYourWrites", dur(c.ReadYourWrites))
 	field("ResetQuery", strconv.Quote(c.ResetQuery))
@@ -156,6 +157,9 @@ func (c *Config) format(redact bool) string {
 	}
 	if c.ReadOnlyTx != defaultReadOnlyTx {
 		item(keyReadOnlyTx, c.ReadOnlyTx.String())
+	}
+	if c.Balance != BalanceWeighted {
+		item(keyBalance, c.Balance.String())
 	}
 	if c.MaxLag != 0 {
 		item(keyMaxLag, c.MaxLag.String())

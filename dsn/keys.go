@@ -17,6 +17,7 @@ const (
 	keyBreaker        = "breaker"
 	keyFallback       = "fallback"
 	keyReadOnlyTx     = "readonly_tx"
+	keyBalance        = "balance"
 	keyMaxLag         = "max_lag"
 	keyReadYourWrites = "read_your_writes"
 	keyResetQuery     = "reset_query"
@@ -37,7 +38,7 @@ var knownKeys = []string{
 	keyDriver, keyPrimary, keyReplica, keyPoolSize, keyMinIdle,
 	keyAcquireTimeout, keyIdleTimeout, keyMaxLifetime, keyMaxWaiters,
 	keyCheckInterval, keyProbeQuery, keyProbeTimeout, keyBreaker,
-	keyFallback, keyReadOnlyTx, keyMaxLag, keyReadYourWrites, keyResetQuery,
+	keyFallback, keyReadOnlyTx, keyBalance, keyMaxLag, keyReadYourWrites, keyResetQuery,
 	keyFailoverWait, keyFollow, keyHedgeAfter, keyHedgeBudget,
 }
 

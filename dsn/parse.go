@@ -143,6 +143,15 @@ func (p *parser) apply(it item) error {
 		default:
 			err = newErr(key, v.off, "invalid value "+quoteShort(v.text)+" (want primary or error)")
 		}
+	case keyBalance:
+		switch v.text {
+		case "weighted":
+			c.Balance = BalanceWeighted
+		case "adaptive":
+			c.Balance = BalanceAdaptive
+		default:
+			err = newErr(key, v.off, "invalid value "+quoteShort(v.text)+" (want weighted or adaptive)")
+		}
 	case keyReadOnlyTx:
 		switch v.text {
 		case "replica":

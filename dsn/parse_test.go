@@ -154,7 +154,8 @@ func TestParseValid(t *testing.T) {
 				c.Fallback = FallbackError
 				c.ReadOnlyTx = ReadOnlyTxPrimary
 			}},
-		{"explicit defaults", "driver=pg;primary=p;breaker=on;fallback=primary;readonly_tx=replica;pool_size=100", nil},
+		{"balance", "driver=pg;primary=p;balance=adaptive", func(c *Config) { c.Balance = BalanceAdaptive }},
+		{"explicit defaults", "driver=pg;primary=p;breaker=on;fallback=primary;readonly_tx=replica;balance=weighted;pool_size=100", nil},
 		{"pool size bounds", "driver=pg;primary=p;pool_size=" + strconv.Itoa(MaxPoolSize), func(c *Config) { c.PoolSize = MaxPoolSize }},
 		{"plus sign and zeros", "driver=pg;primary=p;pool_size=+007", func(c *Config) { c.PoolSize = 7 }},
 		{"unicode", "driver=pg;primary='hôst=ü'  name=ñode", func(c *Config) { c.Primary.DSN, c.Primary.Name = "hôst=ü", "ñode" }},
@@ -261,6 +262,7 @@ func TestParseErrors(t *testing.T) {
 		{"probe_query empty", "driver=pg;primary=p;probe_query=''", "probe_query", []string{"probe_query: must not be empty"}, false},
 		{"breaker value", "driver=pg;primary=p;breaker=yes", "breaker", []string{`breaker: invalid value "yes" (want on or off)`}, false},
 		{"fallback value", "driver=pg;primary=p;fallback=replica", "fallback", []string{`fallback: invalid value "replica" (want primary or error)`}, false},
+		{"balance value", "driver=pg;primary=p;balance=fastest", "balance", []string{`balance: invalid value "fastest" (want weighted or adaptive)`}, false},
 		{"readonly_tx value", "driver=pg;primary=p;readonly_tx=any", "readonly_tx", []string{`readonly_tx: invalid value "any" (want replica or primary)`}, false},
 		{"max_lag without breaker", "driver=pg;primary=p;breaker=off;max_lag=1s", "max_lag", []string{"max_lag: needs breaker=on"}, false},
 		{"max_lag negative", "driver=pg;primary=p;max_lag=-1s", "max_lag", []string{"max_lag: must not be negative, got -1s"}, false},

@@ -144,6 +144,9 @@ func (c *Config) validateSettings() error {
 	if c.Fallback != FallbackPrimary && c.Fallback != FallbackError {
 		return newErr(keyFallback, -1, "invalid value "+c.Fallback.String()+" (want primary or error)")
 	}
+	if c.Balance != BalanceWeighted && c.Balance != BalanceAdaptive {
+		return newErr(keyBalance, -1, "invalid value "+c.Balance.String()+" (want weighted or adaptive)")
+	}
 	if c.ReadOnlyTx != ReadOnlyTxReplica && c.ReadOnlyTx != ReadOnlyTxPrimary {
 		return newErr(keyReadOnlyTx, -1, "invalid value "+c.ReadOnlyTx.String()+" (want replica or primary)")
 	}

@@ -111,6 +111,7 @@ func TestValidateErrors(t *testing.T) {
 		{"max waiters", func(c *Config) { c.MaxWaiters = -1 }, "rwpool: dsn: max_waiters: must be >= 0, got -1"},
 		{"probe query", func(c *Config) { c.ProbeQuery = "" }, "rwpool: dsn: probe_query: must not be empty"},
 		{"fallback", func(c *Config) { c.Fallback = 9 }, "rwpool: dsn: fallback: invalid value Fallback(9) (want primary or error)"},
+		{"balance", func(c *Config) { c.Balance = 9 }, "rwpool: dsn: balance: invalid value Balance(9) (want weighted or adaptive)"},
 		{"readonly tx", func(c *Config) { c.ReadOnlyTx = 9 }, "rwpool: dsn: readonly_tx: invalid value ReadOnlyTx(9) (want replica or primary)"},
 	}
 	for _, tt := range tests {
@@ -178,6 +179,9 @@ func TestEnumStrings(t *testing.T) {
 		{ReadOnlyTxReplica.String(), "replica"},
 		{ReadOnlyTxPrimary.String(), "primary"},
 		{ReadOnlyTx(7).String(), "ReadOnlyTx(7)"},
+		{BalanceWeighted.String(), "weighted"},
+		{BalanceAdaptive.String(), "adaptive"},
+		{Balance(7).String(), "Balance(7)"},
 	} {
 		if tt.got != tt.want {
 			t.Errorf("got %q, want %q", tt.got, tt.want)

@@ -1,8 +1,14 @@
 // Package pick chooses the replica that serves a read: weighted random
-// among the replicas available at the moment of the pick.
+// among the replicas available at the moment of the pick (balance=weighted),
+// or, with Adaptive, the cheaper of two weighted-random candidates by what
+// they are measured to deliver (balance=adaptive; see internal/balance).
 package pick
 
-import "math/rand/v2"
+import (
+	"math/rand/v2"
+
+	"github.com/rwpool/rwpool/internal/balance"
+)
 
 // Node is what a Picker needs to know of a replica: whether it may serve a
 // read now. It is asked at every pick, so the Picker keeps no copy of a
@@ -21,7 +27,32 @@ type Candidate struct {
 // Its candidate list is fixed. A Picker is safe for concurrent use.
 type Picker struct {
 	cs []Candidate
+	ad *Adaptive // nil: weighted
 }
+
+// Adaptive makes a Picker latency-aware (balance=adaptive). It draws two
+// distinct candidates by weight (of the same kind: weighted, or spares)
+// and returns the second only when it costs less than the first by
+// Margin (balance.Meter.Cost); a stale candidate (balance.Meter.Claim) is
+// returned whatever its cost, once per balance.ProbeEvery, to measure it.
+//
+// Why a margin rather than the plain cheaper of the two: replicas that
+// deliver alike differ in cost by noise, and always taking the cheaper
+// would turn that noise into shares
+// (two equal replicas, one a few percent faster, would not get half each).
+// Within the margin the weighted draw stands, so shares follow the weights
+// while nothing is wrong; a replica several times slower than another
+// loses every comparison and keeps only its probes.
+type Adaptive struct {
+	Meters []*balance.Meter // one per candidate, in the candidates' order
+	Now    func() int64     // the meters' clock (balance.Clock)
+	IntN   func(n int) int  // random source; nil: math/rand/v2's
+	Margin float64          // 0: DefaultMargin
+}
+
+// DefaultMargin is the cost ratio beyond which the second candidate is
+// preferred to the first.
+const DefaultMargin = 3
 
 // New returns a Picker over a copy of cs. Negative weights count as 0.
 func New(cs []Candidate) *Picker {
@@ -33,11 +64,31 @@ func New(cs []Candidate) *Picker {
 	return p
 }
 
+// NewAdaptive returns a latency-aware Picker (see Adaptive) over a copy of
+// cs; ad.Meters must have one meter per candidate.
+func NewAdaptive(cs []Candidate, ad Adaptive) *Picker {
+	if len(ad.Meters) != len(cs) {
+		panic("pick: one meter per candidate")
+	}
+	if ad.IntN == nil {
+		ad.IntN = rand.IntN
+	}
+	if ad.Margin <= 0 {
+		ad.Margin = DefaultMargin
+	}
+	p := New(cs)
+	p.ad = &ad
+	return p
+}
+
 // Pick returns the index of an available candidate chosen with probability
 // proportional to its weight, or -1 when none is available. Spares are
 // chosen, uniformly, only when no weighted candidate is available. skip,
 // when non-nil, excludes candidates (for example those already tried).
 func (p *Picker) Pick(skip func(i int) bool) int {
+	if p.ad != nil {
+		return p.pickAdaptive(skip)
+	}
 	total, spares := 0, 0
 	for i, c := range p.cs {
 		if !c.Node.Available() || (skip != nil && skip(i)) {
@@ -74,4 +125,62 @@ func (p *Picker) Pick(skip func(i int) bool) int {
 	}
 	// A node changed state between the two passes and nothing matched.
 	return -1
+}
+
+// pickAdaptive is Pick with Adaptive: see there.
+func (p *Picker) pickAdaptive(skip func(i int) bool) int {
+	a := p.draw(skip, -1, false)
+	spare := false
+	if a < 0 {
+		if a = p.draw(skip, -1, true); a < 0 {
+			return -1
+		}
+		spare = true
+	}
+	b := p.draw(skip, a, spare)
+	if b < 0 {
+		return a
+	}
+	ad := p.ad
+	now := ad.Now()
+	ma, mb := ad.Meters[a], ad.Meters[b]
+	switch {
+	case ma.Claim(now):
+		return a
+	case mb.Claim(now):
+		return b
+	}
+	if mb.Cost(now)*ad.Margin < ma.Cost(now) {
+		return b
+	}
+	return a
+}
+
+// draw returns an available candidate other than not, by weight among the
+// weighted ones, or uniformly among the spares; -1 if there is none.
+func (p *Picker) draw(skip func(i int) bool, not int, spares bool) int {
+	ok := func(i int, c Candidate) bool {
+		return i != not && (c.Weight == 0) == spares && c.Node.Available() && (skip == nil || !skip(i))
+	}
+	total := 0
+	for i, c := range p.cs {
+		if ok(i, c) {
+			total += max(c.Weight, 1)
+		}
+	}
+	if total == 0 {
+		return -1
+	}
+	x := p.ad.IntN(total)
+	for i, c := range p.cs {
+		if !ok(i, c) {
+			continue
+		}
+		w := max(c.Weight, 1)
+		if x < w {
+			return i
+		}
+		x -= w
+	}
+	return -1 // a node changed state between the two passes
 }

@@ -101,6 +101,10 @@ const (
 	// MetricNodeProbeLatency is the latency of a node's last successful
 	// health probe (0 before the first); Float64ObservableGauge, unit s.
 	MetricNodeProbeLatency = "rwpool.node.probe.latency"
+	// MetricNodeBalanceLatency is what balance=adaptive takes a node's
+	// read latency to be (rwpool.NodeStats.BalanceLatency; 0 with
+	// balance=weighted); Float64ObservableGauge, unit s.
+	MetricNodeBalanceLatency = "rwpool.node.balance.latency"
 	// MetricReplicationLag is how far a replica is behind the primary, as
 	// the health checker last measured it; Float64ObservableGauge, unit s.
 	// It is observed only for nodes whose lag is known
@@ -232,6 +236,7 @@ func register(stats func() (rwpool.Snapshot, error), mp metric.MeterProvider, op
 		refused   = counter(MetricHedgesRefused, "{read}", "Reads on the node that had no answer after hedge_after but were not hedged: over hedge_budget.")
 		available = i64(m.Int64ObservableGauge(MetricNodeAvailable, metric.WithDescription("1 if routing may choose the node, 0 while it is unavailable or lagging.")))
 		probe     = f64(m.Float64ObservableGauge(MetricNodeProbeLatency, metric.WithUnit("s"), metric.WithDescription("Latency of the node's last successful health probe (0 before the first).")))
+		balance   = f64(m.Float64ObservableGauge(MetricNodeBalanceLatency, metric.WithUnit("s"), metric.WithDescription("What balance=adaptive takes the node's read latency to be (time to first response, recent reads weighing most); 0 with balance=weighted and before the node's first read.")))
 		lag       = f64(m.Float64ObservableGauge(MetricReplicationLag, metric.WithUnit("s"), metric.WithDescription("Replication lag of the replica behind the primary, as last measured (not observed until measured, nor for the primary).")))
 		mismatch  = i64(m.Int64ObservableGauge(MetricNodeRoleMismatch, metric.WithDescription("1 if the node reports a role its configuration does not expect (a writable replica or a read-only primary), else 0.")))
 		lagging   = i64(m.Int64ObservableGauge(MetricNodeLagging, metric.WithDescription("1 while the replica is out of reads because its replication lag exceeds max_lag, else 0.")))
@@ -291,6 +296,7 @@ func register(stats func() (rwpool.Snapshot, error), mp metric.MeterProvider, op
 			o.ObserveInt64(refused, n.HedgesRefused, a)
 			o.ObserveInt64(available, boolInt64(n.Available), a)
 			o.ObserveFloat64(probe, n.ProbeLatency.Seconds(), a)
+			o.ObserveFloat64(balance, n.BalanceLatency.Seconds(), a)
 			if n.LagKnown {
 				o.ObserveFloat64(lag, n.Lag.Seconds(), a)
 			}
@@ -303,7 +309,7 @@ func register(stats func() (rwpool.Snapshot, error), mp metric.MeterProvider, op
 			o.ObserveInt64(resets, n.Resets, a)
 		}
 		return nil
-	}, open, idle, inUse, maxOpen, waiters, waits, waitTime, served, stmtErrs, trips, replays, fallbacks, hedges, hedgeWins, refused, available, probe,
+	}, open, idle, inUse, maxOpen, waiters, waits, waitTime, served, stmtErrs, trips, replays, fallbacks, hedges, hedgeWins, refused, available, probe, balance,
 		lag, mismatch, lagging, dialed, closed, resets)
 	if err != nil {
 		return nil, fmt.Errorf("rwotel: %w", err)

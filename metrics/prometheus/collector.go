@@ -84,6 +84,7 @@ type collector struct {
 	replays, fallbacks                     *prometheus.Desc
 	hedges, hedgeWins, hedgesRefused       *prometheus.Desc
 	available, probeLatency                *prometheus.Desc
+	balanceLatency                         *prometheus.Desc
 	replicationLag, roleMismatch, lagging  *prometheus.Desc
 	dials, closed, resets                  *prometheus.Desc
 }
@@ -146,6 +147,7 @@ func newCollector(stats func() (rwpool.Snapshot, error), opts []Option) (*collec
 		hedgesRefused:  desc("hedges_refused_total", "Reads on the node that had no answer after hedge_after but were not hedged: over hedge_budget."),
 		available:      desc("node_available", "1 if routing may choose the node, 0 while it is unavailable or lagging."),
 		probeLatency:   desc("node_probe_latency_seconds", "Latency of the node's last successful health probe, in seconds (0 before the first)."),
+		balanceLatency: desc("node_balance_latency_seconds", "What balance=adaptive takes the node's read latency to be (time to first response, recent reads weighing most), in seconds; 0 with balance=weighted and before the node's first read."),
 		replicationLag: desc("replication_lag_seconds", "Replication lag of the replica behind the primary, in seconds, as last measured (no series until measured, none for the primary)."),
 		roleMismatch:   desc("node_role_mismatch", "1 if the node reports a role its configuration does not expect (a writable replica or a read-only primary), else 0."),
 		lagging:        desc("node_lagging", "1 while the replica is out of reads because its replication lag exceeds max_lag, else 0."),
@@ -171,7 +173,7 @@ func (c *collector) descs() []*prometheus.Desc {
 		c.served, c.errors, c.trips,
 		c.replays, c.fallbacks,
 		c.hedges, c.hedgeWins, c.hedgesRefused,
-		c.available, c.probeLatency,
+		c.available, c.probeLatency, c.balanceLatency,
 		c.replicationLag, c.roleMismatch, c.lagging,
 		c.dials, c.closed, c.resets,
 	}
@@ -218,6 +220,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		send(c.hedgesRefused, counter, float64(n.HedgesRefused))
 		send(c.available, gauge, boolFloat(n.Available))
 		send(c.probeLatency, gauge, n.ProbeLatency.Seconds())
+		send(c.balanceLatency, gauge, n.BalanceLatency.Seconds())
 		if n.LagKnown {
 			send(c.replicationLag, gauge, n.Lag.Seconds())
 		}

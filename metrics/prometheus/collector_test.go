@@ -44,6 +44,7 @@ var metricNames = []string{
 	"rwpool_hedges_refused_total",
 	"rwpool_node_available",
 	"rwpool_node_probe_latency_seconds",
+	"rwpool_node_balance_latency_seconds",
 	lagMetric,
 	"rwpool_node_role_mismatch",
 	"rwpool_node_lagging",
@@ -300,7 +301,7 @@ rwpool_waits_total{node="replica2",role="replica"} 0
 	exact := []string{}
 	for _, n := range metricNames {
 		switch n {
-		case "rwpool_wait_seconds_total", "rwpool_node_probe_latency_seconds",
+		case "rwpool_wait_seconds_total", "rwpool_node_probe_latency_seconds", "rwpool_node_balance_latency_seconds",
 			"rwpool_connections_dialed_total", closedMetric, "rwpool_connections_reset_total":
 			// timing, and how many connections the pools happened to dial:
 			// checked against the snapshot below
@@ -318,6 +319,8 @@ rwpool_waits_total{node="replica2",role="replica"} 0
 			`rwpool_connections_closed_total{cause="broken",node="` + n.Name + `",role="` + n.Role + `"}`:  n.ClosedBroken,
 			`rwpool_connections_closed_total{cause="session",node="` + n.Name + `",role="` + n.Role + `"}`: n.ClosedSession,
 			`rwpool_connections_reset_total{node="` + n.Name + `",role="` + n.Role + `"}`:                  n.Resets,
+			// balance=weighted (the default) measures nothing
+			`rwpool_node_balance_latency_seconds{node="` + n.Name + `",role="` + n.Role + `"}`: n.BalanceLatency.Nanoseconds(),
 		} {
 			if text := gatherText(t, reg); !strings.Contains(text, fmt.Sprintf("%s %d\n", metric, v)) {
 				t.Errorf("no %s %d in:\n%s", metric, v, text)
