@@ -63,7 +63,7 @@ type Proxy struct {
 	addr string // fixed at New: Restore after Kill listens here again
 
 	mu     sync.Mutex
-	target string // where new connections go (MoveTo changes it)
+	target string       // where new connections go (MoveTo changes it)
 	ln     net.Listener // nil while killed or closed
 	mode   Mode
 	gate   chan struct{} // closed while bytes may flow
