@@ -76,6 +76,7 @@ type failoverRow struct {
 	driver, label, scenario, variant string
 	moved                            time.Duration // from the fault to the endpoint's move (or the promotion)
 	writes, failedWrites             int
+	failedInFlight                   int           // failed writes issued before the fault was complete
 	back                             time.Duration // from the fault to the first successful write issued after it
 	backOK                           bool
 	normal                           time.Duration // from the fault until writes were normal again
@@ -387,6 +388,9 @@ func runFailover(ctx context.Context, o benchOpts, cl *cluster, d benchDriver, s
 	for _, s := range ws {
 		if s.failed {
 			row.failedWrites++
+			if s.start < faultAt {
+				row.failedInFlight++
+			}
 		} else if s.start >= faultAt && (!row.backOK || s.end-faultAt < row.back) {
 			row.back, row.backOK = s.end-faultAt, true
 		}
@@ -472,6 +476,11 @@ func (r *benchReport) failoverTables() []table {
 		if f.stuck > 0 {
 			notes = append(notes, fmt.Sprintf("%d operations still stuck when the bench gave up on them", f.stuck))
 		}
+		if f.failedInFlight > 0 && f.failedInFlight < f.failedWrites {
+			notes = append(notes, fmt.Sprintf("%d failed were issued before the fault was complete", f.failedInFlight))
+		} else if f.failedInFlight > 0 {
+			notes = append(notes, "every failed write was issued before the fault was complete")
+		}
 		if f.lostBeforeFault > 0 {
 			notes = append(notes, fmt.Sprintf("%d lost were acknowledged before the fault", f.lostBeforeFault))
 		}
@@ -513,12 +522,16 @@ runs with its defaults (check_interval=2s, probe_timeout=1s) plus the
 DSN items in the variant's name.
   moved         from the fault (the read-only or kill command done) to
                 the endpoint's move (for follow_promotion: the promotion)
-  failed        writes that returned an error
+  failed        writes that returned an error (a write in flight when the
+                primary was killed may have been applied: no client can
+                retry it safely)
   writes back   from the fault to the end of the first successful write
                 issued after it
   normal again  from the fault until every write in flight succeeded in
                 under 100ms, for at least 1s before the load stopped
   longest       the slowest write, failed or not
   lost          acknowledged writes missing on the new primary afterwards
+                (acknowledged before a kill and not yet replicated: lost
+                to asynchronous replication, whatever the client)
 `, failoverWriters, failoverReaders, o.faultPace, failoverOpTimeout, o.faultSteady, o.failoverWindow)
 }

@@ -115,10 +115,25 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		followed = judgeFollowed(reports)
 	}
 	// MariaDB without the privilege for SHOW REPLICA STATUS: compare GTID
-	// positions with the primary's.
-	for _, r := range reports[1:] {
-		if r.gtidSlavePos != "" && reports[0].gtidBinlogPos != "" && r.lag == "" {
-			r.lag = compareGTID(r.gtidSlavePos, reports[0].gtidBinlogPos)
+	// positions with the primary's (with follow_promotion=on, the one node
+	// that reports itself primary, if there is one).
+	primary := reports[0]
+	if cfg.FollowPromotion {
+		primary = nil
+		for _, r := range reports {
+			if r.known && r.reported == dsn.RolePrimary {
+				if primary != nil {
+					primary = nil // split brain: no reference
+					break
+				}
+				primary = r
+			}
+		}
+	}
+	for _, r := range reports {
+		if primary != nil && r != primary && r.gtidSlavePos != "" && primary.gtidBinlogPos != "" && r.lag == "" &&
+			(!cfg.FollowPromotion || r.reported == dsn.RoleReplica) && (cfg.FollowPromotion || r.node.Role == dsn.RoleReplica) {
+			r.lag = compareGTID(r.gtidSlavePos, primary.gtidBinlogPos)
 		}
 	}
 
@@ -375,18 +390,18 @@ func checkMySQL(ctx context.Context, db *sql.DB, r *nodeReport, o checkOpts) {
 			r.gtidSlavePos, r.gtidBinlogPos = slave.String, binlog.String
 		}
 	}
-	st, err := replicaStatus(ctx, db)
-	if err != nil {
-		if n.Role == dsn.RoleReplica {
-			r.info = append(r.info, "SHOW REPLICA STATUS not allowed ("+scrub(n, err)+"): grant REPLICATION CLIENT (MySQL) or SLAVE MONITOR (MariaDB) for the lag")
-		}
-		return
-	}
 	// With follow_promotion=on, what the node does now counts, not what
 	// the DSN said: a promoted replica stopped replicating on purpose.
 	role := n.Role
 	if r.follow {
 		role = r.reported
+	}
+	st, err := replicaStatus(ctx, db)
+	if err != nil {
+		if role == dsn.RoleReplica {
+			r.info = append(r.info, "SHOW REPLICA STATUS not allowed ("+scrub(n, err)+"): grant REPLICATION CLIENT (MySQL) or SLAVE MONITOR (MariaDB) for the lag")
+		}
+		return
 	}
 	if st == nil {
 		switch {

@@ -140,8 +140,10 @@ func TestCheckFollowPromotionSplitBrain(t *testing.T) {
 			t.Errorf("status %d, want %d; stderr %q, stdout:\n%s", st, wantStatus, errb, out)
 		}
 		for _, w := range want {
-			if !regexp.MustCompile(w).MatchString(out) {
-				t.Errorf("output does not match %q:\n%s", w, out)
+			// A leading "NOT " means: must not match.
+			re, not := strings.CutPrefix(w, "NOT ")
+			if regexp.MustCompile(re).MatchString(out) == not {
+				t.Errorf("output: match of %q is %v, want %v:\n%s", re, not, !not, out)
 			}
 		}
 	}
@@ -173,7 +175,9 @@ func TestCheckFollowPromotionSplitBrain(t *testing.T) {
 				do(t, "promote-node", r1)
 				check(t, b, exitOK, `followed \(demoted\)`,
 					`replica1 \(replica in the DSN, primary as the server reports\)`, `followed \(promoted\)`,
-					`OK: all 3 node\(s\) reachable, 2 role change\(s\) followed`)
+					`OK: all 3 node\(s\) reachable, 2 role change\(s\) followed`,
+					// The promoted node has no lag, and is not told to replicate.
+					`NOT replica1 \(replica in the DSN, primary as the server reports\).*\n(  .*\n)*  (lag|note) `)
 				do(t, "set-read-only", primary, "off")
 			} else {
 				do(t, "promote-node", r1)
