@@ -74,6 +74,7 @@ const (
 // failoverRow is the outcome of one failover scenario for one variant.
 type failoverRow struct {
 	driver, label, scenario, variant string
+	faultCmd                         time.Duration // how long the read-only or kill command ran
 	moved                            time.Duration // from the fault to the endpoint's move (or the promotion)
 	writes, failedWrites             int
 	failedInFlight                   int           // failed writes issued before the fault was complete
@@ -115,8 +116,8 @@ func runFailovers(ctx context.Context, o benchOpts, cl *cluster, d benchDriver, 
 		if err != nil {
 			return rows, fmt.Errorf("failover %s, %s: %w", s.name, v.name(), err)
 		}
-		logf("  moved after %s; writes: %d, %d failed, back after %s, normal again %s, %d lost; reads: %d, %d failed",
-			fmtDur(row.moved), row.writes, row.failedWrites, row.backText(), row.normalText(), row.lost, row.reads, row.failedReads)
+		logf("  fault command %s, moved after %s; writes: %d, %d failed, back after %s, normal again %s, %d lost; reads: %d, %d failed",
+			fmtDur(row.faultCmd), fmtDur(row.moved), row.writes, row.failedWrites, row.backText(), row.normalText(), row.lost, row.reads, row.failedReads)
 		rows = append(rows, row)
 	}
 	return rows, nil
@@ -336,6 +337,7 @@ func runFailover(ctx context.Context, o benchOpts, cl *cluster, d benchDriver, s
 		return row, ctx.Err()
 	}
 	injected = true
+	cmdAt := time.Since(begin)
 	if s.name == "switchover" {
 		// A graceful switchover: the primary stops taking writes, replica1
 		// catches up with it and is promoted, the endpoint moves.
@@ -346,6 +348,7 @@ func runFailover(ctx context.Context, o benchOpts, cl *cluster, d benchDriver, s
 		return row, err
 	}
 	faultAt := time.Since(begin)
+	row.faultCmd = faultAt - cmdAt
 	if s.name == "switchover" {
 		if _, err := cl.run(ctx, "wait-sync"); err != nil {
 			return row, err
@@ -477,12 +480,14 @@ func (r *benchReport) failoverTables() []table {
 			notes = append(notes, fmt.Sprintf("%d operations still stuck when the bench gave up on them", f.stuck))
 		}
 		if f.failedInFlight > 0 && f.failedInFlight < f.failedWrites {
-			notes = append(notes, fmt.Sprintf("%d failed were issued before the fault was complete", f.failedInFlight))
+			notes = append(notes, fmt.Sprintf("%d of the failed writes were issued before the fault command returned", f.failedInFlight))
 		} else if f.failedInFlight > 0 {
-			notes = append(notes, "every failed write was issued before the fault was complete")
+			notes = append(notes, "every failed write was issued before the fault command returned")
 		}
-		if f.lostBeforeFault > 0 {
-			notes = append(notes, fmt.Sprintf("%d lost were acknowledged before the fault", f.lostBeforeFault))
+		if f.lostBeforeFault == 1 {
+			notes = append(notes, "the lost write was acknowledged before the fault")
+		} else if f.lostBeforeFault > 0 {
+			notes = append(notes, fmt.Sprintf("%d lost writes were acknowledged before the fault", f.lostBeforeFault))
 		}
 		if f.firstWriteErr != "" {
 			notes = append(notes, "write: "+shorten(f.firstWriteErr, 80))
@@ -520,8 +525,10 @@ the topology restored (rejoin-node replica1 and set-read-only off, or
 start-node and rejoin-node; wait-sync) before the next variant. rwpool
 runs with its defaults (check_interval=2s, probe_timeout=1s) plus the
 DSN items in the variant's name.
-  moved         from the fault (the read-only or kill command done) to
-                the endpoint's move (for follow_promotion: the promotion)
+  moved         from the fault (the moment the read-only or kill command
+                returned; running it takes 100-300ms, during which writes
+                fail too) to the endpoint's move (for follow_promotion:
+                to the promotion)
   failed        writes that returned an error (a write in flight when the
                 primary was killed may have been applied: no client can
                 retry it safely)

@@ -74,7 +74,7 @@ func TestBenchReportText(t *testing.T) {
 		`(?m)^  bare +400\.0ms +3700 +3250 never \(within window\) never \(within window\) 170\.0ms +0 +7300 +0 write: Error 1290 \(HY000\): read-only$`,
 		`(?m)^  rwpool failover_wait=5s 700\.0ms +3600 +0 750\.0ms +760\.0ms +770\.0ms +0 +7200 +0$`,
 		`primary killed, replica1 promoted, lib/pq → PostgreSQL`,
-		`(?m)^  nap +250\.0ms +3500 +190 280\.0ms +never \(within window\) +100\.0ms +3 +7000 +0 3 lost were acknowledged before the fault$`,
+		`(?m)^  nap +250\.0ms +3500 +190 280\.0ms +never \(within window\) +100\.0ms +3 +7000 +0 3 lost writes were acknowledged before the fault$`,
 		`node of a DSN .* +4\.2 KiB +1 vs 65 replicas`,
 	} {
 		if !regexp.MustCompile(re).MatchString(out) {
