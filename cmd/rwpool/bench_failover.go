@@ -416,6 +416,7 @@ func runFailover(ctx context.Context, o benchOpts, cl *cluster, d benchDriver, s
 	if err != nil {
 		return row, err
 	}
+	ackMu.Lock() // a stuck writer may still acknowledge
 	for id, at := range acked {
 		if !have[id] {
 			row.lost++
@@ -424,6 +425,7 @@ func runFailover(ctx context.Context, o benchOpts, cl *cluster, d benchDriver, s
 			}
 		}
 	}
+	ackMu.Unlock()
 	return row, nil
 }
 
@@ -526,9 +528,8 @@ start-node and rejoin-node; wait-sync) before the next variant. rwpool
 runs with its defaults (check_interval=2s, probe_timeout=1s) plus the
 DSN items in the variant's name.
   moved         from the fault (the moment the read-only or kill command
-                returned; running it takes 100-300ms, during which writes
-                fail too) to the endpoint's move (for follow_promotion:
-                to the promotion)
+                returned: writes issued while it ran may fail too) to the
+                endpoint's move (for follow_promotion: the promotion)
   failed        writes that returned an error (a write in flight when the
                 primary was killed may have been applied: no client can
                 retry it safely)
