@@ -131,8 +131,11 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	for _, r := range reports {
-		if primary != nil && r != primary && r.gtidSlavePos != "" && primary.gtidBinlogPos != "" && r.lag == "" &&
-			(!cfg.FollowPromotion || r.reported == dsn.RoleReplica) && (cfg.FollowPromotion || r.node.Role == dsn.RoleReplica) {
+		replica := r.node.Role == dsn.RoleReplica
+		if cfg.FollowPromotion {
+			replica = r.known && r.reported == dsn.RoleReplica
+		}
+		if replica && primary != nil && r.gtidSlavePos != "" && primary.gtidBinlogPos != "" && r.lag == "" {
 			r.lag = compareGTID(r.gtidSlavePos, primary.gtidBinlogPos)
 		}
 	}
