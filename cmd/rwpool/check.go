@@ -24,7 +24,8 @@ own driver (not through rwpool), and reports per node:
   latency    round trip of a few pings: min and average
   version    SELECT version()
   role       the node's role as the server reports it (PostgreSQL:
-             pg_is_in_recovery(); MySQL/MariaDB: @@global.read_only),
+             pg_is_in_recovery() and default_transaction_read_only;
+             MySQL/MariaDB: @@global.read_only),
              shown next to its role in the DSN. A node listed as a replica
              that accepts writes, or a primary that is read-only or in
              recovery, is flagged loudly: rwpool would send writes to a
@@ -288,9 +289,22 @@ func checkNode(ctx context.Context, driver string, n dsn.Node, o checkOpts, foll
 // replay lag.
 func checkPostgres(ctx context.Context, db *sql.DB, r *nodeReport, o checkOpts) {
 	n := r.node
-	var inRecovery bool
-	if err := db.QueryRowContext(ctx, "SELECT pg_is_in_recovery()").Scan(&inRecovery); err != nil {
+	var inRecovery, readOnly bool
+	// transaction_read_only follows default_transaction_read_only: a
+	// primary set read-only that way refuses writes, and rwpool's status
+	// query counts it as read-only too.
+	if err := db.QueryRowContext(ctx, "SELECT pg_is_in_recovery(), current_setting('transaction_read_only') = 'on'").Scan(&inRecovery, &readOnly); err != nil {
 		r.problem("%s: cannot tell its role: pg_is_in_recovery(): %s", n.Name, scrub(n, err))
+		return
+	}
+	if !inRecovery && readOnly {
+		r.reported, r.known = dsn.RoleReplica, true
+		r.role = "read-only primary (pg_is_in_recovery() = false, default_transaction_read_only = on)"
+		if n.Role == dsn.RolePrimary && !r.follow {
+			r.role += ": DOES NOT MATCH the DSN"
+			r.problem("%s is listed as the PRIMARY but is READ-ONLY (default_transaction_read_only = on): "+
+				"every write through rwpool would fail", n.Name)
+		}
 		return
 	}
 	if !inRecovery {

@@ -160,9 +160,6 @@ func TestCheckFollowPromotionSplitBrain(t *testing.T) {
 			primary, r1 := portOf(b.Primary), portOf(b.Replicas[0])
 			t.Cleanup(func() {
 				for _, args := range [][]string{{"rejoin-node", r1}, {"set-read-only", primary, "off"}, {"wait-sync"}} {
-					if b.IsPostgres() && args[0] == "set-read-only" {
-						continue
-					}
 					if _, err := cl.run(ctx, args...); err != nil {
 						t.Errorf("cleanup: %v", err)
 					}
@@ -180,6 +177,10 @@ func TestCheckFollowPromotionSplitBrain(t *testing.T) {
 					`NOT replica1 \(replica in the DSN, primary as the server reports\).*\n(  .*\n)*  (lag|note) `)
 				do(t, "set-read-only", primary, "off")
 			} else {
+				do(t, "set-read-only", primary, "on")
+				check(t, b, exitProblem, `primary \(primary in the DSN, replica as the server reports\)`,
+					`default_transaction_read_only = on\): followed \(demoted\)`, `!!! PROBLEM: NO NODE ACCEPTS WRITES`)
+				do(t, "set-read-only", primary, "off")
 				do(t, "promote-node", r1)
 			}
 			check(t, b, exitProblem, `replica1 \(replica in the DSN, primary as the server reports\)`,
