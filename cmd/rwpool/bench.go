@@ -55,7 +55,17 @@ written by 'cluster.sh up', and leaves it running.
    reads that took over 1s, and the time until traffic was normal again
    (defined in the output). rwpool runs with its defaults
    check_interval=2s, probe_timeout=1s.
-3. Memory: bytes per open *sql.Conn (rwpool's are virtual) against the bare
+3. Failover, under a mixed load (4 writers, 8 readers), for the bare
+   driver, dbresolver, nap and rwpool (also with failover_wait=5s, and
+   with follow_promotion=on instead of an endpoint):
+     switchover  MariaDB: the primary set read-only, replica1 promoted,
+                 the endpoint in front of the primary moved to it
+     promotion   PostgreSQL: the primary killed, replica1 promoted
+                 (pg_promote()), the endpoint moved to it
+   The topology is restored after each variant. Reported: failed writes,
+   time until writes are back and normal again, acknowledged writes
+   lost on the new primary, failed reads.
+4. Memory: bytes per open *sql.Conn (rwpool's are virtual) against the bare
    driver's, and bytes per node of a DSN with many replicas.
 
 Flags:
@@ -73,7 +83,17 @@ Flags:
   --fault-timeout D     context timeout of each read of the fault load (default 5s)
   --fault-pace D        each fault worker starts a read every D, or at once after a
                         slower one (default 10ms; 0: back to back)
+  --failovers LIST      switchover, promotion, or none (default switchover,promotion)
+  --failover-variants LIST
+                        bare, dbresolver, nap, rwpool, rwpool-wait (failover_wait=5s),
+                        rwpool-follow (follow_promotion=on, no endpoint),
+                        rwpool-follow-wait (both) (default: all)
+  --failover-window D   load after the endpoint moves, before the topology is
+                        restored (default 8s)
+  --no-throughput       skip the throughput measurements
   --no-memory           skip the memory measurements
+  --splice              with --markdown: replace only the sections this run
+                        measured in the existing file, keep the others
   --env FILE            use the running cluster of this env file (from 'cluster.sh up');
                         nothing is started or stopped
   --cluster-dir DIR     state dir of the cluster to bring up (default /tmp/rwpool-bench)
@@ -83,12 +103,13 @@ Flags:
   --keep-cluster        leave the cluster it brought up running
   --markdown FILE       also write the report as Markdown (e.g. BENCHMARKS.md)
 
-A default run takes about 7 minutes on a 2-core machine.
+A default run takes about 10 minutes on a 2-core machine.
 
 Examples:
   go run ./cmd/rwpool bench --markdown BENCHMARKS.md     (from a clone of the repository)
   rwpool bench --duration 1s --rounds 1 --faults none
   rwpool bench --env /tmp/rwpool-cluster/env --drivers mysql --goroutines 8
+  go run ./cmd/rwpool bench --no-throughput --faults none --no-memory --markdown BENCHMARKS.md --splice
 `
 
 // benchOpts are bench's flags.
@@ -104,7 +125,12 @@ type benchOpts struct {
 	faultGoroutines  int
 	faultTimeout     time.Duration
 	faultPace        time.Duration
+	failovers        []string
+	failoverVariants []string
+	failoverWindow   time.Duration
+	noThroughput     bool
 	noMemory         bool
+	splice           bool
 	envFile          string
 	clusterDir       string
 	pgPort, myPort   int
@@ -120,6 +146,24 @@ var (
 	benchVariants = []string{"bare", "rwpool", "rwpool-2r", "dbresolver", "nap"}
 	benchFaults   = []string{"kill", "hang"}
 )
+
+// benchFailovers and benchFailoverVariants are the failover scenarios and
+// their variants, by name.
+func benchFailovers() []string {
+	var out []string
+	for _, s := range failoverScenarios {
+		out = append(out, s.name)
+	}
+	return out
+}
+
+func benchFailoverVariants() []string {
+	var out []string
+	for _, v := range failoverVariants {
+		out = append(out, v.id)
+	}
+	return out
+}
 
 // listFlag is a comma-separated list flag.
 type listFlag struct{ v *[]string }
@@ -151,6 +195,9 @@ func parseBenchFlags(args []string, stdout, stderr io.Writer) (o benchOpts, stat
 		variants: []string{"bare", "rwpool", "dbresolver", "nap"},
 		faults:   slices.Clone(benchFaults),
 		args:     args,
+
+		failovers:        benchFailovers(),
+		failoverVariants: benchFailoverVariants(),
 	}
 	gor = []string{"1", "8", "64"}
 	fs.DurationVar(&o.duration, "duration", 3*time.Second, "")
@@ -165,7 +212,12 @@ func parseBenchFlags(args []string, stdout, stderr io.Writer) (o benchOpts, stat
 	fs.IntVar(&o.faultGoroutines, "fault-goroutines", 8, "")
 	fs.DurationVar(&o.faultTimeout, "fault-timeout", 5*time.Second, "")
 	fs.DurationVar(&o.faultPace, "fault-pace", 10*time.Millisecond, "")
+	fs.Var(listFlag{&o.failovers}, "failovers", "")
+	fs.Var(listFlag{&o.failoverVariants}, "failover-variants", "")
+	fs.DurationVar(&o.failoverWindow, "failover-window", 8*time.Second, "")
+	fs.BoolVar(&o.noThroughput, "no-throughput", false, "")
 	fs.BoolVar(&o.noMemory, "no-memory", false, "")
+	fs.BoolVar(&o.splice, "splice", false, "")
 	fs.StringVar(&o.envFile, "env", "", "")
 	fs.StringVar(&o.clusterDir, "cluster-dir", "/tmp/rwpool-bench", "")
 	fs.IntVar(&o.pgPort, "pg-port", 55632, "")
@@ -194,10 +246,14 @@ func parseBenchFlags(args []string, stdout, stderr io.Writer) (o benchOpts, stat
 	if slices.Equal(o.faults, []string{"none"}) {
 		o.faults = nil
 	}
+	if slices.Equal(o.failovers, []string{"none"}) {
+		o.failovers = nil
+	}
 	for _, c := range []struct {
 		flag      string
 		got, have []string
-	}{{"--drivers", o.drivers, benchDrivers}, {"--variants", o.variants, benchVariants}, {"--faults", o.faults, benchFaults}} {
+	}{{"--drivers", o.drivers, benchDrivers}, {"--variants", o.variants, benchVariants}, {"--faults", o.faults, benchFaults},
+		{"--failovers", o.failovers, benchFailovers()}, {"--failover-variants", o.failoverVariants, benchFailoverVariants()}} {
 		for _, v := range c.got {
 			if !slices.Contains(c.have, v) {
 				return bad("%s: unknown %q (have %s)", c.flag, v, strings.Join(c.have, ", "))
@@ -223,6 +279,12 @@ func parseBenchFlags(args []string, stdout, stderr io.Writer) (o benchOpts, stat
 		return bad("--fault-pace must not be negative")
 	case o.faultWindow < 2*time.Second && len(o.faults) > 0:
 		return bad("--fault-window must be at least 2s (recovery needs 1s of normal traffic)")
+	case len(o.failovers) > 0 && len(o.failoverVariants) == 0:
+		return bad("--failover-variants: no variant given")
+	case o.failoverWindow < 2*time.Second && len(o.failovers) > 0:
+		return bad("--failover-window must be at least 2s (writes are normal again after 1s of normal traffic)")
+	case o.splice && o.markdown == "":
+		return bad("--splice needs --markdown FILE")
 	case o.faultGoroutines < 1 || o.faultGoroutines > 1024:
 		return bad("--fault-goroutines must be between 1 and 1024, got %d", o.faultGoroutines)
 	case o.pgPort < 1 || o.pgPort > 65533 || o.myPort < 1 || o.myPort > 65533:
@@ -290,6 +352,9 @@ func benchMain(ctx context.Context, o benchOpts, out io.Writer) (err error) {
 	rep.machine = describeMachine(ctx, cl)
 	rep.changes = loadChanges(filepath.Dir(filepath.Dir(cl.script)))
 	for _, drv := range o.drivers {
+		if o.noThroughput {
+			break
+		}
 		res, err := runThroughput(ctx, o, cl.driver(drv), logf)
 		rep.throughput = append(rep.throughput, res...)
 		if err != nil {
@@ -305,6 +370,16 @@ func benchMain(ctx context.Context, o benchOpts, out io.Writer) (err error) {
 			}
 		}
 	}
+	for _, s := range failoverScenarios {
+		if !slices.Contains(o.failovers, s.name) || !slices.Contains(o.drivers, s.driver) {
+			continue
+		}
+		res, err := runFailovers(ctx, o, cl, cl.driver(s.driver), s, logf)
+		rep.failovers = append(rep.failovers, res...)
+		if err != nil {
+			return err
+		}
+	}
 	if !o.noMemory {
 		logf("memory")
 		if rep.memory, err = measureMemory(ctx, cl.driver(o.drivers[0])); err != nil {
@@ -315,7 +390,15 @@ func benchMain(ctx context.Context, o benchOpts, out io.Writer) (err error) {
 	fmt.Fprintln(out)
 	fmt.Fprint(out, rep.text())
 	if o.markdown != "" {
-		if err := os.WriteFile(o.markdown, []byte(rep.markdown()), 0o644); err != nil {
+		md := rep.markdown()
+		if o.splice {
+			old, err := os.ReadFile(o.markdown)
+			if err != nil {
+				return fmt.Errorf("--splice: %w", err)
+			}
+			md = spliceMarkdown(string(old), md, rep.measuredSections())
+		}
+		if err := os.WriteFile(o.markdown, []byte(md), 0o644); err != nil {
 			return err
 		}
 		logf("wrote %s", o.markdown)

@@ -14,6 +14,7 @@ type benchReport struct {
 	machine    [][2]string // label, value
 	throughput []throughputRow
 	faults     []faultRow
+	failovers  []failoverRow
 	memory     memoryResult
 	changes    []string // measured speed-ups (benchstat/*.md of the repository), verbatim
 }
@@ -246,13 +247,21 @@ func (r *benchReport) text() string {
 		fmt.Fprintf(&b, "%-22s %s\n", kv[0]+":", kv[1])
 	}
 	fmt.Fprintf(&b, "%-22s %s\n%-22s %s\n\n", "command:", r.commandLine(), "run time:", r.elapsed.Round(time.Second))
-	b.WriteString(variantList(r.opts.variants) + "\n" + r.settings() + "\n")
-	for _, t := range r.throughputTables() {
-		b.WriteString(t.text() + "\n")
+	if !r.opts.noThroughput {
+		b.WriteString(variantList(r.opts.variants) + "\n" + r.settings() + "\n")
+		for _, t := range r.throughputTables() {
+			b.WriteString(t.text() + "\n")
+		}
 	}
 	if len(r.faults) > 0 {
 		b.WriteString("=== faults\n\n" + faultDefinitions(r.opts) + "\n")
 		for _, t := range r.faultTables() {
+			b.WriteString(t.text() + "\n")
+		}
+	}
+	if len(r.failovers) > 0 {
+		b.WriteString("=== failover\n\n" + failoverDefinitions(r.opts) + "\n")
+		for _, t := range r.failoverTables() {
 			b.WriteString(t.text() + "\n")
 		}
 	}

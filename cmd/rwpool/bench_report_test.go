@@ -34,6 +34,15 @@ func sampleReport() *benchReport {
 		{driver: "mysql", label: "go-sql-driver/mysql → MariaDB", fault: "hang", variant: "nap", requests: 100, failed: 20, hung: 28,
 			stuck: 8, firstErr: "context deadline exceeded | x"},
 	}
+	ms := time.Millisecond
+	r.failovers = []failoverRow{
+		{driver: "mysql", label: "go-sql-driver/mysql → MariaDB", scenario: "switchover", variant: "bare", moved: 400 * ms,
+			writes: 3700, failedWrites: 3250, longest: 170 * ms, reads: 7300, firstWriteErr: "Error 1290 (HY000): read-only"},
+		{driver: "mysql", label: "go-sql-driver/mysql → MariaDB", scenario: "switchover", variant: "rwpool failover_wait=5s", moved: 700 * ms,
+			writes: 3600, back: 750 * ms, backOK: true, normal: 760 * ms, normalOK: true, longest: 770 * ms, reads: 7200},
+		{driver: "postgres", label: "lib/pq → PostgreSQL", scenario: "promotion", variant: "nap", moved: 250 * ms,
+			writes: 3500, failedWrites: 190, back: 280 * ms, backOK: true, longest: 100 * ms, lost: 3, lostBeforeFault: 3, reads: 7000},
+	}
 	r.memory = memoryResult{driver: "postgres", conns: 50, bareConn: 6656, rwpoolConn: 512, rwpoolStmt: 700, nodes: 64,
 		perNode: 4300, perNodeHeap: 2764, perNodeStack: 1536}
 	return r
@@ -61,6 +70,11 @@ func TestBenchReportText(t *testing.T) {
 		`check_interval=2s, probe_timeout=1s`,
 		`5s context timeout`,
 		`open \*sql\.Conn, rwpool \(virtual: nothing dialled\) +0\.5 KiB`,
+		`=== failover`, `switchover behind an endpoint, go-sql-driver/mysql → MariaDB`,
+		`(?m)^  bare +400\.0ms +3700 +3250 never \(within window\) never \(within window\) 170\.0ms +0 +7300 +0 write: Error 1290 \(HY000\): read-only$`,
+		`(?m)^  rwpool failover_wait=5s 700\.0ms +3600 +0 750\.0ms +760\.0ms +770\.0ms +0 +7200 +0$`,
+		`primary killed, replica1 promoted, lib/pq → PostgreSQL`,
+		`(?m)^  nap +250\.0ms +3500 +190 280\.0ms +never \(within window\) +100\.0ms +3 +7000 +0 3 lost writes were acknowledged before the fault$`,
 		`node of a DSN .* +4\.2 KiB +1 vs 65 replicas`,
 	} {
 		if !regexp.MustCompile(re).MatchString(out) {
@@ -88,6 +102,8 @@ func TestBenchReportMarkdown(t *testing.T) {
 		"| 8 | 0.950 | MISSES target | 1.100 | MISSES target |\n",
 		"## Faults\n", "| rwpool | 1200 | 8 | 8 | 5.03s | context deadline exceeded |\n",
 		`context deadline exceeded \| x |`, // a | in a cell is escaped
+		"## Failover\n", "go run ./cmd/rwpool bench --no-throughput --faults none --no-memory --markdown BENCHMARKS.md --splice\n",
+		"| rwpool failover_wait=5s | 700.0ms | 3600 | 0 | 750.0ms | 760.0ms | 770.0ms | 0 | 7200 | 0 |  |\n",
 		"## Memory\n", "| open *sql.Conn, bare driver (one real connection each) | 6.5 KiB | 50 conns held open |\n",
 		"## Comparing changes with benchstat\n",
 		"go test -run '^$' -bench 'Query|Classify|Pick|AcquireRelease' -count 10 . ./routing/ ./pool/ > old.txt\n",
@@ -114,9 +130,9 @@ func TestBenchReportMarkdown(t *testing.T) {
 	}
 	// Without faults or memory, those sections are left out.
 	r := sampleReport()
-	r.faults, r.opts.noMemory = nil, true
+	r.faults, r.failovers, r.opts.noMemory = nil, nil, true
 	md = r.markdown()
-	if strings.Contains(md, "## Faults") || strings.Contains(md, "## Memory") {
+	if strings.Contains(md, "## Faults") || strings.Contains(md, "## Failover") || strings.Contains(md, "## Memory") {
 		t.Error("empty sections rendered")
 	}
 }
@@ -143,5 +159,36 @@ func TestMarkdownIncludesMeasuredChanges(t *testing.T) {
 	}
 	if loadChanges(filepath.Join(root, "missing")) != nil {
 		t.Error("a missing benchstat/ gave changes")
+	}
+}
+
+// TestSpliceMarkdown: --splice replaces the measured sections and keeps
+// the others; a section the file lacks goes where the report puts it.
+func TestSpliceMarkdown(t *testing.T) {
+	old := "# Benchmarks\n\nold header\n\n## Machine\n\nold machine\n\n## Throughput and latency\n\nold figures\n\n" +
+		"## Faults\n\nold faults\n\n## Memory\n\nold memory\n\n## Comparing changes with benchstat\n\nhow\n"
+	r := sampleReport()
+	r.opts.noThroughput, r.opts.noMemory, r.faults = true, true, nil
+	if got := r.measuredSections(); len(got) != 1 || got[0] != "Failover" {
+		t.Fatalf("measuredSections = %q", got)
+	}
+	md := spliceMarkdown(old, r.markdown(), r.measuredSections())
+	for _, want := range []string{"old header", "old machine", "old figures", "old faults", "old memory", "how\n",
+		"## Failover\n", "| rwpool failover_wait=5s |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("spliced file lacks %q:\n%s", want, md)
+		}
+	}
+	if i, j, k := strings.Index(md, "## Faults"), strings.Index(md, "## Failover"), strings.Index(md, "## Memory"); !(i < j && j < k) {
+		t.Errorf("Failover is not between Faults and Memory:\n%s", md)
+	}
+	if strings.Contains(md, "Some CPU") {
+		t.Errorf("the new Machine section replaced the old one:\n%s", md)
+	}
+	// Spliced again: replaced in place, not added twice.
+	r.failovers = r.failovers[:1]
+	again := spliceMarkdown(md, r.markdown(), r.measuredSections())
+	if strings.Count(again, "## Failover") != 1 || strings.Contains(again, "| rwpool failover_wait=5s |") {
+		t.Errorf("second splice:\n%s", again)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -22,7 +23,7 @@ func TestBenchSmoke(t *testing.T) {
 	md := filepath.Join(t.TempDir(), "BENCHMARKS.md")
 	st, out, errb := runCmd(t, "bench", "--env", filepath.Join(dir, "env"),
 		"--duration", "200ms", "--warmup", "50ms", "--rounds", "1", "--goroutines", "1,4",
-		"--faults", "hang", "--fault-steady", "300ms", "--fault-window", "2s", "--fault-timeout", "1s",
+		"--faults", "hang", "--fault-steady", "300ms", "--fault-window", "2s", "--fault-timeout", "1s", "--failovers", "none",
 		"--markdown", md)
 	if st != exitOK || errb != "" {
 		t.Fatalf("status %d, stderr %q, stdout:\n%s", st, errb, out)
@@ -62,6 +63,81 @@ func TestBenchSmoke(t *testing.T) {
 	for _, want := range []string{"# Benchmarks", "## Machine", "## Faults", "## Memory", "benchstat old.txt new.txt"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("markdown lacks %q", want)
+		}
+	}
+}
+
+// TestBenchFailoverSmoke runs both failover scenarios with short windows
+// for the bare driver (through the endpoint) and rwpool with
+// failover_wait=5s, checks what each must show, and that the topology is
+// back afterwards (rwpool check on the cluster's own DSN passes).
+func TestBenchFailoverSmoke(t *testing.T) {
+	backends := testcluster.Backends(t)
+	dir := os.Getenv("RWPOOL_CLUSTER_DIR")
+	if dir == "" {
+		t.Fatal("RWPOOL_CLUSTER_DIR is not set: source the cluster's env file")
+	}
+	cl, err := loadCluster(filepath.Join(dir, "env"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--failover-variants", "bare,rwpool-wait", "--failover-window", "3s", "--fault-steady", "500ms", "--no-throughput", "--faults", "none", "--no-memory"}
+	o, st, done := parseBenchFlags(args, nil, nil)
+	if done {
+		t.Fatalf("flags: status %d", st)
+	}
+	rep := &benchReport{opts: o}
+	for _, s := range failoverScenarios {
+		rows, err := runFailovers(context.Background(), o, cl, cl.driver(s.driver), s, t.Logf)
+		rep.failovers = append(rep.failovers, rows...)
+		if err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		if len(rows) != 2 {
+			t.Fatalf("%s: %d rows, want 2", s.name, len(rows))
+		}
+		bare, wait := rows[0], rows[1]
+		if wait.variant != "rwpool failover_wait=5s" || bare.variant != "bare" {
+			t.Fatalf("%s: variants %q, %q", s.name, bare.variant, wait.variant)
+		}
+		// rwpool waits the failover out: nothing fails, nothing is lost. A
+		// write in flight when PostgreSQL is killed may fail (it may have
+		// been applied: it cannot be retried), and one acknowledged just
+		// before may not have been replicated; nothing issued afterwards.
+		failed, lost := wait.failedWrites, wait.lost
+		if s.name == "promotion" {
+			failed -= wait.failedInFlight
+			lost -= wait.lostBeforeFault
+		}
+		if wait.writes == 0 || failed != 0 || lost != 0 || wait.failedReads != 0 || !wait.backOK || wait.stuck != 0 {
+			t.Errorf("%s: rwpool failover_wait=5s: %+v", s.name, wait)
+		}
+		if !bare.backOK && bare.failedWrites == 0 {
+			t.Errorf("%s: bare: no write came back, yet none failed: %+v", s.name, bare)
+		}
+		// Behind the endpoint the bare driver keeps its connections to the
+		// read-only primary: its writes never come back.
+		if s.name == "switchover" && (bare.failedWrites == 0 || bare.backOK) {
+			t.Errorf("switchover: bare: %d writes failed, back %v: want failures and no recovery (the pool stays on the old primary)",
+				bare.failedWrites, bare.backOK)
+		}
+		// The writes issued around a PostgreSQL kill through the bare driver fail.
+		if s.name == "promotion" && bare.failedWrites == 0 {
+			t.Errorf("promotion: bare: no write failed")
+		}
+	}
+	text := rep.text()
+	t.Logf("report:\n%s", text)
+	for _, want := range []string{"=== failover", "switchover behind an endpoint, go-sql-driver/mysql → MariaDB",
+		"primary killed, replica1 promoted, lib/pq → PostgreSQL", "rwpool failover_wait=5s"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	// The topology is back: every engine's DSN checks out.
+	for _, b := range backends {
+		if st, out, errb := runCmd(t, "check", "--timeout", "20s", b.DSN("")); st != exitOK {
+			t.Errorf("%s after the failovers: check status %d, stderr %q:\n%s", b.Name, st, errb, out)
 		}
 	}
 }

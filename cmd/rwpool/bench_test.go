@@ -17,18 +17,23 @@ func TestBenchFlags(t *testing.T) {
 		!slices.Equal(o.variants, []string{"bare", "rwpool", "dbresolver", "nap"}) ||
 		!slices.Equal(o.faults, []string{"kill", "hang"}) || o.faultGoroutines != 8 ||
 		o.faultTimeout != 5*time.Second || o.faultWindow != 8*time.Second || o.faultSteady != time.Second ||
-		o.faultPace != 10*time.Millisecond || o.clusterDir != "/tmp/rwpool-bench" || o.pgPort != 55632 || o.myPort != 55506 {
+		o.faultPace != 10*time.Millisecond || !slices.Equal(o.failovers, []string{"switchover", "promotion"}) ||
+		!slices.Equal(o.failoverVariants, []string{"bare", "dbresolver", "nap", "rwpool", "rwpool-wait", "rwpool-follow", "rwpool-follow-wait"}) ||
+		o.failoverWindow != 8*time.Second || o.noThroughput || o.splice || o.clusterDir != "/tmp/rwpool-bench" || o.pgPort != 55632 || o.myPort != 55506 {
 		t.Errorf("defaults: %+v", o)
 	}
 	args := []string{"--goroutines", "2, 16", "--drivers", "mysql", "--variants", "rwpool,rwpool-2r", "--faults", "none",
-		"--duration", "1s", "--rounds", "5", "--env", "/x/env", "--markdown", "B.md", "--no-memory"}
+		"--duration", "1s", "--rounds", "5", "--env", "/x/env", "--markdown", "B.md", "--no-memory",
+		"--failovers", "none", "--failover-variants", "rwpool-wait,bare", "--failover-window", "3s", "--no-throughput", "--splice"}
 	o, st, done = parseBenchFlags(args, nil, nil)
 	if done || st != 0 {
 		t.Fatalf("status %d", st)
 	}
 	if !slices.Equal(o.goroutines, []int{2, 16}) || !slices.Equal(o.drivers, []string{"mysql"}) ||
 		!slices.Equal(o.variants, []string{"rwpool", "rwpool-2r"}) || o.faults != nil || o.duration != time.Second ||
-		o.rounds != 5 || o.envFile != "/x/env" || o.markdown != "B.md" || !o.noMemory || !slices.Equal(o.args, args) {
+		o.rounds != 5 || o.envFile != "/x/env" || o.markdown != "B.md" || !o.noMemory || !slices.Equal(o.args, args) ||
+		o.failovers != nil || !slices.Equal(o.failoverVariants, []string{"rwpool-wait", "bare"}) || o.failoverWindow != 3*time.Second ||
+		!o.noThroughput || !o.splice {
 		t.Errorf("parsed: %+v", o)
 	}
 }
@@ -45,6 +50,11 @@ func TestBenchUsageErrors(t *testing.T) {
 		{[]string{"--drivers", "oracle"}, `--drivers: unknown "oracle" (have postgres, mysql)`},
 		{[]string{"--variants", "bare,sqlx"}, `--variants: unknown "sqlx"`},
 		{[]string{"--faults", "flood"}, `--faults: unknown "flood"`},
+		{[]string{"--failovers", "crash"}, `--failovers: unknown "crash" (have switchover, promotion)`},
+		{[]string{"--failover-variants", "rwpool-hedge"}, `--failover-variants: unknown "rwpool-hedge"`},
+		{[]string{"--failover-variants", ","}, "--failover-variants: no variant given"},
+		{[]string{"--failover-window", "1s"}, "--failover-window must be at least 2s"},
+		{[]string{"--splice"}, "--splice needs --markdown FILE"},
 		{[]string{"--duration", "0s"}, "--duration must be positive"},
 		{[]string{"--warmup", "-1s"}, "--warmup must not be negative"},
 		{[]string{"--rounds", "0"}, "--rounds must be at least 1"},

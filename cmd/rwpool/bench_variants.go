@@ -21,6 +21,13 @@ type reader interface {
 	Close() error
 }
 
+// client is a reader that also writes: the variants of the failover
+// scenarios, whose writes go to the primary.
+type client interface {
+	reader
+	exec(ctx context.Context, query string) error
+}
+
 // maxIdle is every pool's idle limit: database/sql keeps 2 by default, and
 // at 64 goroutines a pool that closes what it cannot keep measures dials.
 const maxIdle = 64
@@ -48,7 +55,11 @@ func openVariant(v string, d benchDriver) (reader, error) {
 	case "rwpool-2r":
 		return openSQL("rwpool", rwpoolDSN(d, 2))
 	case "dbresolver":
-		return openGorm(d.Driver, primary, r1)
+		g, err := openGorm(d.Driver, primary, r1)
+		if err != nil {
+			return nil, err
+		}
+		return g, nil
 	case "nap":
 		db, err := nap.Open(d.Driver, primary+";"+r1)
 		if err != nil {
@@ -69,10 +80,10 @@ func rwpoolDSN(d benchDriver, n int) string {
 // sqlReader is a plain *sql.DB: the bare driver, or rwpool.
 type sqlReader struct{ db *sql.DB }
 
-func openSQL(driver, dsn string) (reader, error) {
+func openSQL(driver, dsn string) (sqlReader, error) {
 	db, err := sql.Open(driver, dsn)
 	if err != nil {
-		return nil, err
+		return sqlReader{}, err
 	}
 	db.SetMaxIdleConns(maxIdle)
 	return sqlReader{db}, nil
@@ -81,6 +92,11 @@ func openSQL(driver, dsn string) (reader, error) {
 func (r sqlReader) scanInt(ctx context.Context, q string) (n int64, err error) {
 	err = r.db.QueryRowContext(ctx, q).Scan(&n)
 	return n, err
+}
+
+func (r sqlReader) exec(ctx context.Context, q string) error {
+	_, err := r.db.ExecContext(ctx, q)
+	return err
 }
 
 func (r sqlReader) Close() error { return r.db.Close() }
@@ -93,6 +109,12 @@ func (r napReader) scanInt(ctx context.Context, q string) (n int64, err error) {
 	return n, err
 }
 
+// exec goes to nap's master, the first DSN.
+func (r napReader) exec(ctx context.Context, q string) error {
+	_, err := r.db.ExecContext(ctx, q)
+	return err
+}
+
 func (r napReader) Close() error { return r.db.Close() }
 
 // gormReader is gorm with dbresolver. Its pools are *sql.DBs of our own,
@@ -103,7 +125,7 @@ type gormReader struct {
 	pools []*sql.DB
 }
 
-func openGorm(driver, primaryDSN, replicaDSN string) (reader, error) {
+func openGorm(driver, primaryDSN string, replicaDSNs ...string) (*gormReader, error) {
 	r := &gormReader{}
 	dialector := func(dsn string) (gorm.Dialector, error) {
 		db, err := sql.Open(driver, dsn)
@@ -122,17 +144,21 @@ func openGorm(driver, primaryDSN, replicaDSN string) (reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	replica, err := dialector(replicaDSN)
-	if err != nil {
-		r.Close()
-		return nil, err
+	var replicas []gorm.Dialector
+	for _, dsn := range replicaDSNs {
+		replica, err := dialector(dsn)
+		if err != nil {
+			r.Close()
+			return nil, err
+		}
+		replicas = append(replicas, replica)
 	}
 	// gorm's own connection is the primary's pool as well.
 	if r.db, err = gorm.Open(primary, &gorm.Config{Logger: logger.Discard, SkipDefaultTransaction: true}); err != nil {
 		r.Close()
 		return nil, err
 	}
-	err = r.db.Use(dbresolver.Register(dbresolver.Config{Sources: []gorm.Dialector{primary}, Replicas: []gorm.Dialector{replica}}))
+	err = r.db.Use(dbresolver.Register(dbresolver.Config{Sources: []gorm.Dialector{primary}, Replicas: replicas}))
 	if err != nil {
 		r.Close()
 		return nil, err
@@ -146,6 +172,11 @@ func openGorm(driver, primaryDSN, replicaDSN string) (reader, error) {
 func (r *gormReader) scanInt(ctx context.Context, q string) (n int64, err error) {
 	err = r.db.WithContext(ctx).Clauses(dbresolver.Read).Raw(q).Row().Scan(&n)
 	return n, err
+}
+
+// exec goes to the Sources: dbresolver sends what is not a read there.
+func (r *gormReader) exec(ctx context.Context, q string) error {
+	return r.db.WithContext(ctx).Exec(q).Error
 }
 
 func (r *gormReader) Close() error {

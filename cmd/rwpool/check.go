@@ -23,12 +23,18 @@ own driver (not through rwpool), and reports per node:
   reachable  whether it accepts a connection, and how long that took
   latency    round trip of a few pings: min and average
   version    SELECT version()
-  role       whether the server's role matches the DSN: a node listed as a
-             replica that accepts writes (PostgreSQL: pg_is_in_recovery()
-             is false; MySQL/MariaDB: @@global.read_only = 0), or a primary
-             that is read-only or in recovery, is flagged loudly: rwpool
-             would send writes to a server that refuses them, or reads to a
-             server that is not replicating
+  role       the node's role as the server reports it (PostgreSQL:
+             pg_is_in_recovery() and default_transaction_read_only;
+             MySQL/MariaDB: @@global.read_only),
+             shown next to its role in the DSN. A node listed as a replica
+             that accepts writes, or a primary that is read-only or in
+             recovery, is flagged loudly: rwpool would send writes to a
+             server that refuses them, or reads to a server that is not
+             replicating. With follow_promotion=on in the DSN, rwpool
+             follows the roles the servers report: such a node is shown as
+             "followed (promoted)" or "followed (demoted)" instead, and the
+             problems are two nodes that accept writes (split brain: rwpool
+             sends writes to neither) or none
   lag        replication lag where the server reports it: PostgreSQL
              standbys (now() - pg_last_xact_replay_timestamp(), or caught
              up when everything received was replayed); MySQL/MariaDB
@@ -46,7 +52,8 @@ Flags:
   --max-lag D    a replica lagging more than this is a problem (default 30s)
 
 Exit status: 0 every node is fine, 1 a problem was found (unreachable node,
-wrong role, replication stopped or lagging), 2 bad flag or bad DSN.
+wrong role, split brain, replication stopped or lagging), 2 bad flag or bad
+DSN.
 
 Examples:
   rwpool check "driver=postgres;primary='host=db1 user=app dbname=shop';replica='host=db2 user=app dbname=shop'"
@@ -100,19 +107,45 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 			defer wg.Done()
 			ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
 			defer cancel()
-			reports[i] = checkNode(ctx, cfg.Driver, n, o)
+			reports[i] = checkNode(ctx, cfg.Driver, n, o, cfg.FollowPromotion)
 		}()
 	}
 	wg.Wait()
+	followed := 0
+	if cfg.FollowPromotion {
+		followed = judgeFollowed(reports)
+	}
 	// MariaDB without the privilege for SHOW REPLICA STATUS: compare GTID
-	// positions with the primary's.
-	for _, r := range reports[1:] {
-		if r.gtidSlavePos != "" && reports[0].gtidBinlogPos != "" && r.lag == "" {
-			r.lag = compareGTID(r.gtidSlavePos, reports[0].gtidBinlogPos)
+	// positions with the primary's (with follow_promotion=on, the one node
+	// that reports itself primary, if there is one).
+	primary := reports[0]
+	if cfg.FollowPromotion {
+		primary = nil
+		for _, r := range reports {
+			if r.known && r.reported == dsn.RolePrimary {
+				if primary != nil {
+					primary = nil // split brain: no reference
+					break
+				}
+				primary = r
+			}
+		}
+	}
+	for _, r := range reports {
+		replica := r.node.Role == dsn.RoleReplica
+		if cfg.FollowPromotion {
+			replica = r.known && r.reported == dsn.RoleReplica
+		}
+		if replica && primary != nil && r.gtidSlavePos != "" && primary.gtidBinlogPos != "" && r.lag == "" {
+			r.lag = compareGTID(r.gtidSlavePos, primary.gtidBinlogPos)
 		}
 	}
 
-	fmt.Fprintf(stdout, "rwpool check: driver %s, %d node(s)\n", cfg.Driver, len(nodes))
+	fmt.Fprintf(stdout, "rwpool check: driver %s, %d node(s)", cfg.Driver, len(nodes))
+	if cfg.FollowPromotion {
+		fmt.Fprint(stdout, ", follow_promotion=on")
+	}
+	fmt.Fprintln(stdout)
 	var problems []string
 	for _, r := range reports {
 		fmt.Fprintln(stdout)
@@ -121,7 +154,11 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stdout)
 	if len(problems) == 0 {
-		fmt.Fprintf(stdout, "OK: all %d node(s) reachable, roles match the DSN\n", len(nodes))
+		if followed > 0 {
+			fmt.Fprintf(stdout, "OK: all %d node(s) reachable, %d role change(s) followed (follow_promotion=on)\n", len(nodes), followed)
+		} else {
+			fmt.Fprintf(stdout, "OK: all %d node(s) reachable, roles match the DSN\n", len(nodes))
+		}
 		return exitOK
 	}
 	for _, p := range problems {
@@ -142,10 +179,13 @@ type nodeReport struct {
 	avgRTT    time.Duration
 	pings     int
 	version   string
-	role      string // what the server says it is, in words
-	lag       string // replication lag, in words; "" when unknown
+	reported  dsn.Role // the role the server reports, when known
+	known     bool     // the server told its role
+	role      string   // what the server says it is, in words
+	lag       string   // replication lag, in words; "" when unknown
 	info      []string
 	problems  []string
+	follow    bool // follow_promotion=on: judgeFollowed judges a role that differs from the DSN's
 
 	// MariaDB GTID positions, for the lag without privileges.
 	gtidSlavePos, gtidBinlogPos string
@@ -157,7 +197,11 @@ func (r *nodeReport) problem(format string, args ...any) {
 
 func (r *nodeReport) print(w io.Writer) {
 	n := r.node
-	fmt.Fprintf(w, "%s (%s in the DSN): %s\n", n.Name, n.Role, n.Redacted())
+	reported := "unknown"
+	if r.known {
+		reported = r.reported.String()
+	}
+	fmt.Fprintf(w, "%s (%s in the DSN, %s as the server reports): %s\n", n.Name, n.Role, reported, n.Redacted())
 	line := func(k, v string) { fmt.Fprintf(w, "  %-10s %s\n", k, v) }
 	if !r.reachable {
 		line("reachable", "NO")
@@ -195,8 +239,8 @@ func scrub(n dsn.Node, err error) string {
 }
 
 // checkNode connects to one node with its own driver and examines it.
-func checkNode(ctx context.Context, driver string, n dsn.Node, o checkOpts) *nodeReport {
-	r := &nodeReport{node: n}
+func checkNode(ctx context.Context, driver string, n dsn.Node, o checkOpts, follow bool) *nodeReport {
+	r := &nodeReport{node: n, follow: follow}
 	db, err := sql.Open(driver, n.DSN)
 	if err != nil {
 		r.problem("%s: %s", n.Name, scrub(n, err))
@@ -245,29 +289,49 @@ func checkNode(ctx context.Context, driver string, n dsn.Node, o checkOpts) *nod
 // replay lag.
 func checkPostgres(ctx context.Context, db *sql.DB, r *nodeReport, o checkOpts) {
 	n := r.node
-	var inRecovery bool
-	if err := db.QueryRowContext(ctx, "SELECT pg_is_in_recovery()").Scan(&inRecovery); err != nil {
+	var inRecovery, readOnly bool
+	// transaction_read_only follows default_transaction_read_only: a
+	// primary set read-only that way refuses writes, and rwpool's status
+	// query counts it as read-only too.
+	if err := db.QueryRowContext(ctx, "SELECT pg_is_in_recovery(), current_setting('transaction_read_only') = 'on'").Scan(&inRecovery, &readOnly); err != nil {
 		r.problem("%s: cannot tell its role: pg_is_in_recovery(): %s", n.Name, scrub(n, err))
 		return
 	}
+	if !inRecovery && readOnly {
+		r.reported, r.known = dsn.RoleReplica, true
+		r.role = "read-only primary (pg_is_in_recovery() = false, default_transaction_read_only = on)"
+		if n.Role == dsn.RolePrimary && !r.follow {
+			r.role += ": DOES NOT MATCH the DSN"
+			r.problem("%s is listed as the PRIMARY but is READ-ONLY (default_transaction_read_only = on): "+
+				"every write through rwpool would fail", n.Name)
+		}
+		return
+	}
 	if !inRecovery {
+		r.reported, r.known = dsn.RolePrimary, true
 		r.role = "read-write primary (pg_is_in_recovery() = false)"
-		if n.Role == dsn.RoleReplica {
+		if n.Role == dsn.RoleReplica && !r.follow {
 			r.role += ": DOES NOT MATCH the DSN"
 			r.problem("%s is listed as a REPLICA but ACCEPTS WRITES (pg_is_in_recovery() = false): "+
 				"it is a primary, not a standby; are the DSN's primary and replica swapped?", n.Name)
 		}
 		return
 	}
+	r.reported, r.known = dsn.RoleReplica, true
 	r.role = "standby in recovery (pg_is_in_recovery() = true)"
-	if n.Role == dsn.RolePrimary {
+	if n.Role == dsn.RolePrimary && !r.follow {
 		r.role += ": DOES NOT MATCH the DSN"
 		r.problem("%s is listed as the PRIMARY but is a READ-ONLY STANDBY in recovery (pg_is_in_recovery() = true): "+
 			"every write through rwpool would fail; are the DSN's primary and replica swapped?", n.Name)
 	}
 	var receivers int
-	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM pg_stat_wal_receiver").Scan(&receivers); err == nil && receivers == 0 && n.Role == dsn.RoleReplica {
-		r.problem("%s is a standby but NOT STREAMING from a primary (no WAL receiver running): its data grows stale", n.Name)
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM pg_stat_wal_receiver").Scan(&receivers); err == nil && receivers == 0 {
+		switch {
+		case n.Role == dsn.RoleReplica:
+			r.problem("%s is a standby but NOT STREAMING from a primary (no WAL receiver running): its data grows stale", n.Name)
+		case r.follow:
+			r.info = append(r.info, "not streaming from a primary (no WAL receiver running): rwpool serves it no reads until it follows the new primary")
+		}
 	}
 	r.lag = pgLag(ctx, db, r, o)
 }
@@ -321,15 +385,17 @@ func checkMySQL(ctx context.Context, db *sql.DB, r *nodeReport, o checkOpts) {
 		return
 	}
 	if readOnly == 0 {
+		r.reported, r.known = dsn.RolePrimary, true
 		r.role = "read-write (@@global.read_only = 0)"
-		if n.Role == dsn.RoleReplica {
+		if n.Role == dsn.RoleReplica && !r.follow {
 			r.role += ": DOES NOT MATCH the DSN"
 			r.problem("%s is listed as a REPLICA but ACCEPTS WRITES (@@global.read_only = 0): "+
 				"it looks like a primary; are the DSN's primary and replica swapped? (a replica should run with read_only = ON)", n.Name)
 		}
 	} else {
+		r.reported, r.known = dsn.RoleReplica, true
 		r.role = "read-only (@@global.read_only = 1)"
-		if n.Role == dsn.RolePrimary {
+		if n.Role == dsn.RolePrimary && !r.follow {
 			r.role += ": DOES NOT MATCH the DSN"
 			r.problem("%s is listed as the PRIMARY but is READ-ONLY (@@global.read_only = 1): "+
 				"every write through rwpool would fail; are the DSN's primary and replica swapped?", n.Name)
@@ -341,32 +407,48 @@ func checkMySQL(ctx context.Context, db *sql.DB, r *nodeReport, o checkOpts) {
 			r.gtidSlavePos, r.gtidBinlogPos = slave.String, binlog.String
 		}
 	}
+	// With follow_promotion=on, what the node does now counts, not what
+	// the DSN said: a promoted replica stopped replicating on purpose.
+	role := n.Role
+	if r.follow {
+		role = r.reported
+	}
 	st, err := replicaStatus(ctx, db)
 	if err != nil {
-		if n.Role == dsn.RoleReplica {
+		if role == dsn.RoleReplica {
 			r.info = append(r.info, "SHOW REPLICA STATUS not allowed ("+scrub(n, err)+"): grant REPLICATION CLIENT (MySQL) or SLAVE MONITOR (MariaDB) for the lag")
 		}
 		return
 	}
 	if st == nil {
-		if n.Role == dsn.RoleReplica {
+		switch {
+		case role == dsn.RoleReplica && n.Role == dsn.RoleReplica:
 			r.problem("%s is listed as a REPLICA but does not replicate from anything (SHOW REPLICA STATUS is empty)", n.Name)
+		case role == dsn.RoleReplica:
+			r.info = append(r.info, "does not replicate from anything (SHOW REPLICA STATUS is empty): rwpool serves it no reads until it follows the new primary")
 		}
 		return
 	}
-	if n.Role == dsn.RolePrimary {
-		r.info = append(r.info, fmt.Sprintf("the primary itself replicates from %s:%s", st.get("Master_Host", "Source_Host"), st.get("Master_Port", "Source_Port")))
-	}
 	ioT, sqlT := st.get("Slave_IO_Running", "Replica_IO_Running"), st.get("Slave_SQL_Running", "Replica_SQL_Running")
 	from := st.get("Master_Host", "Source_Host") + ":" + st.get("Master_Port", "Source_Port")
+	if role == dsn.RolePrimary && (n.Role == dsn.RolePrimary || ioT == "Yes" || sqlT == "Yes") {
+		r.info = append(r.info, "the primary itself replicates from "+from)
+	}
 	behind := st.get("Seconds_Behind_Master", "Seconds_Behind_Source")
 	if ioT != "Yes" || sqlT != "Yes" {
+		if role == dsn.RolePrimary && n.Role == dsn.RoleReplica {
+			r.info = append(r.info, fmt.Sprintf("replication from %s stopped: promoted", from))
+			return
+		}
 		r.lag = fmt.Sprintf("unknown: replication from %s is NOT RUNNING (IO thread %s, SQL thread %s)", from, ioT, sqlT)
 		if e := st.get("Last_IO_Error", "Last_SQL_Error", "Last_Error"); e != "" {
 			r.lag += ": " + oneLine(e)
 		}
-		if n.Role == dsn.RoleReplica {
+		switch {
+		case role == dsn.RoleReplica && n.Role == dsn.RoleReplica:
 			r.problem("%s: replication from %s is NOT RUNNING (IO thread %s, SQL thread %s)", n.Name, from, ioT, sqlT)
+		case role == dsn.RoleReplica:
+			r.info = append(r.info, "replication is not running: rwpool serves it no reads until it follows the new primary")
 		}
 		return
 	}
@@ -380,6 +462,44 @@ func checkMySQL(ctx context.Context, db *sql.DB, r *nodeReport, o checkOpts) {
 	if lag > o.maxLag {
 		r.problem("%s lags %ds behind its primary (more than --max-lag %s)", n.Name, secs, o.maxLag)
 	}
+}
+
+// judgeFollowed judges, with follow_promotion=on, the nodes whose reported
+// role differs from the DSN's: followed, unless two or more nodes report
+// themselves primary (split brain: rwpool writes to none of them) or none
+// does. It returns the number of role changes followed.
+func judgeFollowed(reports []*nodeReport) int {
+	var claim []string
+	for _, r := range reports {
+		if r.known && r.reported == dsn.RolePrimary {
+			claim = append(claim, r.node.Name)
+		}
+	}
+	followed := 0
+	for _, r := range reports {
+		if !r.known || r.reported == r.node.Role {
+			continue
+		}
+		switch {
+		case r.reported == dsn.RolePrimary && len(claim) > 1:
+			r.role += ": DOES NOT MATCH the DSN (split brain)"
+		case r.reported == dsn.RolePrimary:
+			r.role += ": followed (promoted)"
+			followed++
+		default:
+			r.role += ": followed (demoted)"
+			followed++
+		}
+	}
+	anyKnown := slices.ContainsFunc(reports, func(r *nodeReport) bool { return r.known })
+	switch {
+	case len(claim) > 1:
+		reports[0].problem("SPLIT BRAIN: %d nodes report themselves writable (%s): with follow_promotion=on rwpool sends writes "+
+			"to none of them (they fail with ErrSplitBrain) until only one does", len(claim), strings.Join(claim, ", "))
+	case len(claim) == 0 && anyKnown:
+		reports[0].problem("NO NODE ACCEPTS WRITES: none reports itself writable; writes through rwpool fail (or wait, with failover_wait) until one does")
+	}
+	return followed
 }
 
 func isMariaDB(version string) bool { return strings.Contains(strings.ToLower(version), "mariadb") }

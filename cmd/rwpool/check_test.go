@@ -1,8 +1,11 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -65,6 +68,123 @@ func TestCheckClusters(t *testing.T) {
 					t.Errorf("stderr %q, want one line with the count", errb)
 				}
 			})
+		})
+	}
+}
+
+// TestCheckFollowPromotion: with follow_promotion=on, roles that differ
+// from the DSN are followed, not problems, and each node's role as its
+// server reports it is shown next to the DSN's.
+func TestCheckFollowPromotion(t *testing.T) {
+	for _, b := range testcluster.Backends(t) {
+		t.Run(b.Name, func(t *testing.T) {
+			st, out, errb := runCmd(t, "check", "--timeout", "20s", b.DSN("follow_promotion=on"))
+			if st != exitOK || errb != "" {
+				t.Fatalf("status %d, stderr %q, stdout:\n%s", st, errb, out)
+			}
+			for _, want := range []string{
+				"follow_promotion=on", "primary (primary in the DSN, primary as the server reports): ",
+				"replica1 (replica in the DSN, replica as the server reports): ", "roles match the DSN",
+			} {
+				if !strings.Contains(out, want) {
+					t.Errorf("output lacks %q:\n%s", want, out)
+				}
+			}
+			// Swapped: what the servers report is followed.
+			st, out, errb = runCmd(t, "check", "--timeout", "20s", b.DSNOver(b.Replicas[0], []string{b.Primary}, "follow_promotion=on"))
+			if st != exitOK || errb != "" {
+				t.Fatalf("swapped: status %d, stderr %q, stdout:\n%s", st, errb, out)
+			}
+			for _, want := range []string{
+				"primary (primary in the DSN, replica as the server reports): ", ": followed (demoted)",
+				"replica1 (replica in the DSN, primary as the server reports): ", ": followed (promoted)",
+				"OK: all 2 node(s) reachable, 2 role change(s) followed (follow_promotion=on)",
+			} {
+				if !strings.Contains(out, want) {
+					t.Errorf("swapped: output lacks %q:\n%s", want, out)
+				}
+			}
+			if strings.Contains(out, "!!!") || strings.Contains(out, "DOES NOT MATCH") {
+				t.Errorf("swapped: a followed role is flagged:\n%s", out)
+			}
+		})
+	}
+}
+
+// TestCheckFollowPromotionSplitBrain changes the real cluster: replica1
+// promoted while the primary is writable is split brain, a problem even
+// with follow_promotion=on; on MariaDB, a graceful switchover (the primary
+// read-only, replica1 promoted) is followed, and a read-only primary with
+// nobody promoted is a problem. The topology is restored afterwards.
+func TestCheckFollowPromotionSplitBrain(t *testing.T) {
+	backends := testcluster.Backends(t)
+	dir := os.Getenv("RWPOOL_CLUSTER_DIR")
+	if dir == "" {
+		t.Fatal("RWPOOL_CLUSTER_DIR is not set: source the cluster's env file")
+	}
+	cl, err := loadCluster(filepath.Join(dir, "env"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	do := func(t *testing.T, args ...string) {
+		t.Helper()
+		if _, err := cl.run(ctx, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(t *testing.T, b *testcluster.Backend, wantStatus int, want ...string) {
+		t.Helper()
+		st, out, errb := runCmd(t, "check", "--timeout", "20s", b.DSN("follow_promotion=on"))
+		if st != wantStatus {
+			t.Errorf("status %d, want %d; stderr %q, stdout:\n%s", st, wantStatus, errb, out)
+		}
+		for _, w := range want {
+			// A leading "NOT " means: must not match.
+			re, not := strings.CutPrefix(w, "NOT ")
+			if regexp.MustCompile(re).MatchString(out) == not {
+				t.Errorf("output: match of %q is %v, want %v:\n%s", re, not, !not, out)
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for _, b := range backends {
+		if b.Name == testcluster.Pgx { // the same servers as postgres
+			continue
+		}
+		if seen[b.Primary] {
+			continue
+		}
+		seen[b.Primary] = true
+		t.Run(b.Name, func(t *testing.T) {
+			primary, r1 := portOf(b.Primary), portOf(b.Replicas[0])
+			t.Cleanup(func() {
+				for _, args := range [][]string{{"rejoin-node", r1}, {"set-read-only", primary, "off"}, {"wait-sync"}} {
+					if _, err := cl.run(ctx, args...); err != nil {
+						t.Errorf("cleanup: %v", err)
+					}
+				}
+			})
+			if !b.IsPostgres() {
+				do(t, "set-read-only", primary, "on")
+				check(t, b, exitProblem, `primary \(primary in the DSN, replica as the server reports\)`,
+					`followed \(demoted\)`, `!!! PROBLEM: NO NODE ACCEPTS WRITES`)
+				do(t, "promote-node", r1)
+				check(t, b, exitOK, `followed \(demoted\)`,
+					`replica1 \(replica in the DSN, primary as the server reports\)`, `followed \(promoted\)`,
+					`OK: all 3 node\(s\) reachable, 2 role change\(s\) followed`,
+					// The promoted node has no lag, and is not told to replicate.
+					`NOT replica1 \(replica in the DSN, primary as the server reports\).*\n(  .*\n)*  (lag|note) `)
+				do(t, "set-read-only", primary, "off")
+			} else {
+				do(t, "set-read-only", primary, "on")
+				check(t, b, exitProblem, `primary \(primary in the DSN, replica as the server reports\)`,
+					`default_transaction_read_only = on\): followed \(demoted\)`, `!!! PROBLEM: NO NODE ACCEPTS WRITES`)
+				do(t, "set-read-only", primary, "off")
+				do(t, "promote-node", r1)
+			}
+			check(t, b, exitProblem, `replica1 \(replica in the DSN, primary as the server reports\)`,
+				`DOES NOT MATCH the DSN \(split brain\)`, `!!! PROBLEM: SPLIT BRAIN: 2 nodes report themselves writable \(primary, replica1\)`)
 		})
 	}
 }

@@ -53,7 +53,7 @@ func TestSubcommandHelp(t *testing.T) {
 		"check": {"--timeout", "--pings", "--max-lag"},
 		"route": {"--dialect"},
 		"bench": {"--duration", "--warmup", "--rounds", "--goroutines", "--drivers", "--variants", "--faults",
-			"--fault-steady", "--fault-window", "--fault-goroutines", "--fault-timeout", "--fault-pace", "--no-memory",
+			"--fault-steady", "--fault-window", "--fault-goroutines", "--fault-timeout", "--fault-pace", "--failovers", "--failover-variants", "--failover-window", "--no-throughput", "--no-memory", "--splice",
 			"--env", "--cluster-dir", "--pg-port", "--my-port", "--cluster-script", "--keep-cluster", "--markdown"},
 	} {
 		_, out, _ := runCmd(t, cmd, "--help")

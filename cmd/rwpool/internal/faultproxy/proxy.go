@@ -1,7 +1,9 @@
 // Package faultproxy is a small TCP proxy that injects the faults a
 // database client meets in production: a server that refuses connections
 // (Kill), a server that accepts connections and then stops answering
-// (Hang), and the recovery from both (Restore).
+// (Hang), and the recovery from both (Restore). MoveTo switches its target
+// the way failover tooling moves a DNS name, VIP or proxy to a new primary:
+// new connections go to the new target, open ones stay with the old one.
 //
 // The rwpool demo puts one Proxy in front of each embedded server, so that
 // rwpool reaches the servers only through the proxies and sees the faults
@@ -58,10 +60,10 @@ const relistenFor = 3 * time.Second
 // Proxy forwards TCP connections from its own loopback address to a target
 // address. Its methods are safe for concurrent use.
 type Proxy struct {
-	target string
-	addr   string // fixed at New: Restore after Kill listens here again
+	addr string // fixed at New: Restore after Kill listens here again
 
 	mu     sync.Mutex
+	target string       // where new connections go (MoveTo changes it)
 	ln     net.Listener // nil while killed or closed
 	mode   Mode
 	gate   chan struct{} // closed while bytes may flow
@@ -111,8 +113,25 @@ func New(listen, target string) (*Proxy, error) {
 // change across Kill and Restore.
 func (p *Proxy) Addr() string { return p.addr }
 
-// Target returns the address the proxy forwards to.
-func (p *Proxy) Target() string { return p.target }
+// Target returns the address the proxy forwards new connections to.
+func (p *Proxy) Target() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.target
+}
+
+// MoveTo makes new connections go to target. Connections already open,
+// even those still dialling, stay with the target of the moment they were
+// accepted, as after a DNS change or a moved VIP.
+func (p *Proxy) MoveTo(target string) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return ErrClosed
+	}
+	p.target = target
+	return nil
+}
 
 // Mode returns the current mode.
 func (p *Proxy) Mode() Mode {
@@ -283,12 +302,13 @@ func (p *Proxy) handle(c net.Conn) {
 	}
 	p.links[l] = struct{}{}
 	p.accepted++
+	target := p.target
 	p.wg.Add(1)
 	p.mu.Unlock()
 	go func() {
 		defer p.wg.Done()
 		defer p.forget(l)
-		s, err := dialUntil(p.target, l.done)
+		s, err := dialUntil(target, l.done)
 		if err != nil {
 			l.close(true)
 			return

@@ -264,6 +264,94 @@ func TestTargetDown(t *testing.T) {
 	}
 }
 
+// nameServer answers every line with its name, until the test ends.
+func nameServer(t *testing.T, name string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var conns []net.Conn
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer c.Close()
+				r := bufio.NewReader(c)
+				for {
+					if _, err := r.ReadString('\n'); err != nil {
+						return
+					}
+					if _, err := io.WriteString(c, name+"\n"); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	return ln.Addr().String()
+}
+
+// TestMoveTo: after a move, new connections reach the new target and open
+// ones keep the old one.
+func TestMoveTo(t *testing.T) {
+	a, b := nameServer(t, "a"), nameServer(t, "b")
+	p, err := New("127.0.0.1:0", a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	old := dial(t, p.Addr())
+	answer := func(cl *client) string {
+		t.Helper()
+		got, err := cl.roundTrip("who", 2*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	if got := answer(old); got != "a" {
+		t.Fatalf("before the move: %q", got)
+	}
+	if err := p.MoveTo(b); err != nil {
+		t.Fatal(err)
+	}
+	if p.Target() != b {
+		t.Errorf("Target = %s, want %s", p.Target(), b)
+	}
+	if got := answer(dial(t, p.Addr())); got != "b" {
+		t.Errorf("a new connection after the move reached %q, want b", got)
+	}
+	if got := answer(old); got != "a" {
+		t.Errorf("an old connection after the move reached %q, want a", got)
+	}
+	p.Close()
+	if err := p.MoveTo(a); !errors.Is(err, ErrClosed) {
+		t.Errorf("MoveTo after Close: %v, want ErrClosed", err)
+	}
+}
+
 func TestClose(t *testing.T) {
 	p := newProxy(t)
 	cl := dial(t, p.Addr())
