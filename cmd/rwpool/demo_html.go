@@ -161,17 +161,22 @@ func (r htmlReport) charts() []reportChart {
 	// charts escapes every text it writes.
 	svg := func(b []byte) template.HTML { return template.HTML(b) }
 	every := r.Every.String()
+	marked, hover := "", ""
+	if len(markers)+len(spans) > 0 {
+		marked = " Dashed lines: the scenario's steps; shaded: each injected fault until its node was restored."
+		hover = marked + " Hover one for its step or fault."
+	}
 	out := []reportChart{
-		{"Operations", "Operations per second that succeeded and failed (final outcomes; an attempt the workload ran again after its timeout is not one), per " + every + ". Dashed lines: the scenario's steps; shaded: each injected fault until its node was restored.",
+		{"Operations", "Operations per second that succeeded and failed (final outcomes; an attempt the workload ran again after its timeout is not one), per " + every + "." + marked,
 			svg(charts.Timeline{Title: "Operations per second", XLabel: "seconds since the workload started", YLabel: "operations/s",
 				Width: width, Step: true, Series: ops, Markers: markers, Spans: spans, XMin: 0, XMax: xmax}.SVG())},
-		{"Share of traffic per node", "Each node's share of the statements rwpool gave a connection for, per " + every + " (from rwpool.Stats: Served).",
+		{"Share of traffic per node", "Each node's share of the statements rwpool gave a connection for, per " + every + " (from rwpool.Stats: Served)." + marked,
 			svg(charts.Timeline{Title: "Share of statements per node", XLabel: "seconds since the workload started", YLabel: "% of statements",
 				Width: width, Step: true, Series: share, Markers: markers, Spans: spans, XMin: 0, XMax: xmax, YMax: 100}.SVG())},
-		{"p99 latency per node", "99th percentile latency of the workload's attempts on each node, per " + every + ", on a logarithmic scale; a gap: no attempt on that node in the interval.",
+		{"p99 latency per node", "99th percentile latency of the workload's attempts on each node, per " + every + ", on a logarithmic scale; a gap: no attempt on that node in the interval." + marked,
 			svg(charts.Timeline{Title: "p99 latency per node", XLabel: "seconds since the workload started", YLabel: "p99 (ms, log scale)",
 				Width: width, Step: true, LogY: true, Series: p99, Markers: markers, Spans: spans, XMin: 0, XMax: xmax}.SVG())},
-		{"State per node", "Each node's state as rwpool saw it (its events: available, unavailable, lagging).",
+		{"State per node", "Each node's state as rwpool saw it (its events: available, unavailable, lagging)." + hover,
 			svg(charts.States{Title: "Node state", XLabel: "seconds since the workload started", Width: width,
 				Rows: r.stateRows(), Markers: markers, Spans: spans, XMin: 0, XMax: xmax}.SVG())},
 	}

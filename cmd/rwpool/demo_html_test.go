@@ -283,11 +283,13 @@ func TestTimelineBounded(t *testing.T) {
 	for _, c := range []struct{ d, want time.Duration }{
 		{5 * time.Second, 200 * time.Millisecond},
 		{30 * time.Second, 200 * time.Millisecond},
+		{5 * time.Minute, 200 * time.Millisecond},
+		{6 * time.Minute, 300 * time.Millisecond},
 		{10 * time.Minute, 400 * time.Millisecond},
 		{24 * time.Hour, 57600 * time.Millisecond},
 	} {
 		got := sampleInterval(c.d)
-		if c.d/got > maxSamples+1 {
+		if c.d/got > maxSamples {
 			t.Errorf("%s: %s gives %d samples", c.d, got, c.d/got)
 		}
 		if got != c.want {

@@ -20,7 +20,9 @@ const minSampleEvery = 200 * time.Millisecond
 
 // sampleInterval returns the time series' interval for a run of d.
 func sampleInterval(d time.Duration) time.Duration {
-	return max(minSampleEvery, (d / maxSamples).Round(100*time.Millisecond))
+	const unit = 100 * time.Millisecond
+	every := (d + maxSamples - 1) / maxSamples
+	return max(minSampleEvery, (every+unit-1)/unit*unit) // rounded up: at most maxSamples
 }
 
 // timeline collects what the HTML report draws: per interval, the
@@ -125,16 +127,22 @@ func (tl *timeline) run(ctx context.Context, start time.Time, stats func() (rwpo
 		}
 		tl.mu.Unlock()
 	}
+	last := time.Duration(0)
 	for {
 		select {
 		case <-ctx.Done():
-			if s, err := stats(); err == nil {
-				tl.cut(time.Since(start), s)
+			// A last interval much shorter than the others would draw its
+			// few operations as a drop in the rate: it is left out.
+			if at := time.Since(start); at-last >= tl.every/2 {
+				if s, err := stats(); err == nil {
+					tl.cut(at, s)
+				}
 			}
 			return
 		case <-t.C:
 			if s, err := stats(); err == nil {
-				tl.cut(time.Since(start), s)
+				last = time.Since(start)
+				tl.cut(last, s)
 			}
 		}
 	}
