@@ -5,7 +5,10 @@ import (
 	"context"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"image"
+	"image/color"
+	"image/draw"
 	"image/png"
 	"io"
 	"os"
@@ -413,14 +416,22 @@ func screenshot(t *testing.T, path string) image.Image {
 	return img
 }
 
-// checkScreenshot checks the page is not blank and shows the charts: the
-// state bands' green and red, the node series' colours, in the chart
-// areas, and many distinct colours.
+// checkScreenshot fails t with the screenshot's problems.
 func checkScreenshot(t *testing.T, img image.Image) {
 	t.Helper()
+	for _, p := range screenshotProblems(t, img) {
+		t.Error(p)
+	}
+}
+
+// screenshotProblems says why img does not show the report: a blank page,
+// missing chart colours (the state bands' green and red, the node series'
+// colours), too few distinct colours.
+func screenshotProblems(t *testing.T, img image.Image) []string {
+	var probs []string
 	b := img.Bounds()
 	if b.Dx() != 1280 || b.Dy() != 2000 {
-		t.Errorf("screenshot %dx%d, want 1280x2000", b.Dx(), b.Dy())
+		probs = append(probs, fmt.Sprintf("screenshot %dx%d, want 1280x2000", b.Dx(), b.Dy()))
 	}
 	type rgb struct{ r, g, b uint8 }
 	counts := map[rgb]int{}
@@ -438,13 +449,13 @@ func checkScreenshot(t *testing.T, img image.Image) {
 	total := b.Dx() * b.Dy()
 	t.Logf("screenshot: %.1f%% non-white pixels, %d distinct colours", 100*float64(nonWhite)/float64(total), len(counts))
 	if nonWhite < total/50 {
-		t.Errorf("only %d of %d pixels are not white: blank page?", nonWhite, total)
+		probs = append(probs, fmt.Sprintf("only %d of %d pixels are not white: blank page?", nonWhite, total))
 	}
 	near := func(hex string) int {
 		var want rgb
 		for i, p := range []*uint8{&want.r, &want.g, &want.b} {
-			v, _ := parseHexByte(hex[1+2*i : 3+2*i])
-			*p = v
+			v, _ := strconv.ParseUint(hex[1+2*i:3+2*i], 16, 8)
+			*p = uint8(v)
 		}
 		n := 0
 		for c, k := range counts {
@@ -462,7 +473,7 @@ func checkScreenshot(t *testing.T, img image.Image) {
 		{"third series (green)", "#009E73"},
 	} {
 		if n := near(c.hex); n < 200 {
-			t.Errorf("%s: %d pixels near %s, want at least 200", c.what, n, c.hex)
+			probs = append(probs, fmt.Sprintf("%s: %d pixels near %s, want at least 200", c.what, n, c.hex))
 		}
 	}
 	significant := 0
@@ -472,7 +483,23 @@ func checkScreenshot(t *testing.T, img image.Image) {
 		}
 	}
 	if significant < 8 {
-		t.Errorf("only %d colours cover 100 pixels or more", significant)
+		probs = append(probs, fmt.Sprintf("only %d colours cover 100 pixels or more", significant))
+	}
+	return probs
+}
+
+// TestScreenshotCheck checks the screenshot check itself: it rejects a
+// blank page and one without the charts' colours.
+func TestScreenshotCheck(t *testing.T) {
+	img := image.NewRGBA(image.Rect(0, 0, 1280, 2000))
+	draw.Draw(img, img.Bounds(), image.NewUniform(color.White), image.Point{}, draw.Src)
+	if p := screenshotProblems(t, img); len(p) < 6 {
+		t.Errorf("blank page: problems %q", p)
+	}
+	// Black text only: not blank, but no chart.
+	draw.Draw(img, image.Rect(0, 0, 1280, 300), image.NewUniform(color.Black), image.Point{}, draw.Src)
+	if p := screenshotProblems(t, img); len(p) != 6 || strings.Contains(strings.Join(p, ";"), "blank") {
+		t.Errorf("text only: problems %q", p)
 	}
 }
 
@@ -481,9 +508,4 @@ func absDiff(a, b uint8) uint8 {
 		return a - b
 	}
 	return b - a
-}
-
-func parseHexByte(s string) (uint8, error) {
-	v, err := strconv.ParseUint(s, 16, 8)
-	return uint8(v), err
 }
