@@ -12,10 +12,10 @@
 // have fixed chart types whose mark lines are statistical (min, max,
 // average) only, with no vertical event markers, shaded spans or state
 // bands, which are what these charts are about; wcharczuk/go-chart itself
-// has seen little maintenance for years. What is needed (axes with round ticks, paths,
-// rectangles, text) is a few hundred lines, has no dependency, and marks
-// its elements with classes (series, marker, span, bar, state) that tests
-// and CSS can rely on.
+// has seen little maintenance for years. What is needed (axes with round
+// ticks, paths, rectangles, text) is a few hundred lines, has no
+// dependency, and marks its elements with classes (series, marker, span,
+// bar, state) that tests and CSS can rely on.
 package charts
 
 import (
