@@ -39,6 +39,8 @@
 #                           handy with RWPOOL_KEEP_CLUSTER=1 for quick reruns
 #   RWPOOL_SKIP_VET=1       don't run go vet
 #   RWPOOL_FUZZTIME=15s     time per fuzz target in a full run (0: none)
+#   (Debian's chromium is installed with apt-get when missing and this runs
+#   as root: the demo report's rendering test uses it.)
 #   RWPOOL_CLUSTER_DIR, RWPOOL_PG_PORT_BASE, RWPOOL_MY_PORT_BASE,
 #   RWPOOL_READY_TIMEOUT    passed on to scripts/cluster.sh
 # CI=true is expected to be set by CI itself (tests then fail instead of
@@ -110,6 +112,22 @@ fuzz_all() {
         done | grep -v '^\./\(examples\|cmd\|metrics\)/' | sort -u)
 }
 
+# ensure_chromium installs Debian's chromium when it is missing and we are
+# root with apt-get, as cluster.sh does for the database servers: the
+# command module's TestDemoReport renders the demo's HTML report in it
+# (and fails under CI=true without it). A failed install is only logged:
+# that test then says what is missing.
+ensure_chromium() {
+    command -v chromium >/dev/null 2>&1 && return 0
+    if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+        log "chromium missing (not root or no apt-get): install Debian's chromium package for the demo report's rendering test"
+        return 0
+    fi
+    log "chromium missing; installing it via apt-get"
+    (export DEBIAN_FRONTEND=noninteractive && apt-get update -q && apt-get install -y -q chromium) ||
+        log "WARNING: installing chromium failed"
+}
+
 main() {
     if [ -d /usr/local/go/bin ]; then PATH="/usr/local/go/bin:$PATH"; fi
     export PATH
@@ -123,6 +141,8 @@ main() {
     if [ "$#" -eq 0 ]; then
         step "$ROOT" "check modules" "$ROOT/scripts/check-modules.sh"
     fi
+
+    ensure_chromium
 
     # --- cluster ---
     # The EXIT trap tears the cluster down whatever happens; INT/TERM go

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"database/sql"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -115,13 +117,25 @@ func TestDemoDSN(t *testing.T) {
 			if _, err := db.ExecContext(ctx, "DROP TABLE IF EXISTS rwpool_demo"); err != nil {
 				t.Fatal(err)
 			}
+			report := filepath.Join(t.TempDir(), "report.html")
 			st, out, errb := runCmd(t, "demo", "--duration", "3s", "--goroutines", "4",
-				"--dsn", b.DSN(""))
+				"--dsn", b.DSN(""), "--report", report)
 			if st != exitOK || errb != "" {
 				t.Fatalf("status %d, stderr %q, stdout:\n%s", st, errb, out)
 			}
 			if strings.Contains(out, pw) {
 				t.Errorf("the password is shown:\n%s", out)
+			}
+			doc, err := os.ReadFile(report)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(doc), pw) {
+				t.Errorf("the password (%d bytes) is in the report", len(pw))
+			}
+			svgs := checkReport(t, parseReport(t, doc))
+			if n := len(svgs[0].all(withClass("marker"))); n != 0 {
+				t.Errorf("%d fault markers without fault injection", n)
 			}
 			for _, want := range []string{
 				"step: workload against " + drv, " 0 failed\n", "writes: ", "none: every node stayed available",

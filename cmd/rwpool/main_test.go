@@ -49,7 +49,7 @@ func TestSubcommandHelp(t *testing.T) {
 	}
 	// Every flag a command defines is documented in its help.
 	for cmd, flags := range map[string][]string{
-		"demo":  {"--duration", "--mix", "--goroutines", "--dsn", "--refresh", "--plain"},
+		"demo":  {"--duration", "--mix", "--goroutines", "--dsn", "--refresh", "--plain", "--report"},
 		"check": {"--timeout", "--pings", "--max-lag"},
 		"route": {"--dialect"},
 		"bench": {"--duration", "--warmup", "--rounds", "--goroutines", "--drivers", "--variants", "--faults",
