@@ -405,5 +405,9 @@ const (
 		"other job share the machine's two cores: identical rounds differ by\n" +
 		"more than the shim costs. The tables below show every figure's spread\n" +
 		"over the rounds and the noise floor measured the same way (bare against\n" +
-		"bare), so that a difference can be told from noise.\n\n"
+		"bare), so that a difference can be told from noise. The latency\n" +
+		"distribution and rwpool's pool waits at the highest concurrency follow:\n" +
+		"they answered why rwpool's p99 on MariaDB at 64 goroutines was up to\n" +
+		"twice the bare driver's (benchstat/05-background-reads-unwatched.md,\n" +
+		"under Speed-ups).\n\n"
 )

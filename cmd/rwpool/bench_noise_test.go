@@ -99,6 +99,9 @@ func TestShimCostLeadsThroughput(t *testing.T) {
 	if !(i >= 0 && i < j && j < k) || strings.Count(md, "### shim cost") != 1 {
 		t.Errorf("the shim's cost does not lead the throughput section once:\n%s", md)
 	}
+	if !strings.Contains(md, "## Throughput and latency\n\nMeasured on 2026-01-02 03:04 UTC, in 7m0s (the whole run), with:\n\n    go run ./cmd/rwpool bench ") {
+		t.Errorf("the throughput section does not say when and how it was measured:\n%s", md)
+	}
 	if loadShimCost(filepath.Join(root, "missing")) != "" {
 		t.Error("a missing file gave a shim cost")
 	}
