@@ -109,7 +109,7 @@ Flags:
   --keep-cluster        leave the cluster it brought up running
   --markdown FILE       also write the report as Markdown (e.g. BENCHMARKS.md)
 
-A default run takes about 10 minutes on a 2-core machine.
+A default run takes about 12 minutes on a 2-core machine.
 
 Examples:
   go run ./cmd/rwpool bench --markdown BENCHMARKS.md     (from a clone of the repository)
