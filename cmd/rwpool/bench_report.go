@@ -201,12 +201,14 @@ func (r *benchReport) settings() string {
 	return fmt.Sprintf(`Workload: SELECT 1, scanned into an int, with context.Background(), from
 %s goroutines; every variant is opened afresh for each measurement and
 runs %s (after %s of unmeasured warm-up that fills its pools) per round.
-%d rounds; the variants run interleaved, in the order
-%s in the first round, each round starting one variant later. Each figure is the median over the
-rounds with, in brackets, the lowest and highest round. A ratio divides a
-variant's figure by bare's in the same round; bare (again) is the bare
-driver measured a second time in each round, so its ratios to bare are
-the noise floor: differences within them are not differences.
+%d rounds; the variants run interleaved, each round starting one
+variant later than the one before; the first round's order:
+%s.
+Each figure is the median over the rounds with, in brackets, the lowest
+and highest round. A ratio divides a variant's figure by bare's in the
+same round; bare (again) is the bare driver measured a second time in
+each round, so its ratios to bare are the noise floor: differences
+within them are not differences.
 allocs/stmt is runtime.MemStats.Mallocs over the run divided by the
 statements, in-process, so it includes the driver's and database/sql's
 allocations. Every pool keeps up to 64 idle connections.
