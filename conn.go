@@ -20,7 +20,8 @@ type conn struct {
 	owned  bool // made by Driver.Open: closing the conn closes c
 	closed bool
 	lease  lease
-	w      *watcher // rescues its plain reads (rescue.go); nil until the first
+	w      *watcher   // rescues its plain reads (rescue.go); nil until the first
+	trips  []connTrip // its reads' contexts when theirs cannot end (rescue.go)
 }
 
 var _ interface {
@@ -503,7 +504,8 @@ func (vc *conn) Close() error {
 		return nil
 	}
 	vc.closed = true
-	vc.w.stop()
+	vc.w.close()
+	vc.closeTrips()
 	vc.lease.unpark()
 	vc.lease.unpin()
 	if vc.owned {

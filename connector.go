@@ -174,8 +174,7 @@ func (c *Connector) newNode(real driver.Driver, nc dsn.Node) (*node, error) {
 		}
 	}
 	n := &node{c: c, cfg: nc, conn: nodeConnector{Connector: rc, dsn: nc.DSN, c: c}}
-	trip := make(chan struct{})
-	n.trip.Store(&trip)
+	n.newTrip()
 	n.health = breaker.NewNode(nc.Name, nc.Role.String(), func(e Event) {
 		n.onEvent(e)
 		c.notify(e)

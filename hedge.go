@@ -150,7 +150,7 @@ func (w *watcher) runHedge(ctx context.Context, cancel context.CancelFunc, r *re
 	r.won = rs
 	if r.state.CompareAndSwap(readRunning, readHedged) {
 		r.n.hedgeWins.Add(1)
-		close(r.cancel)
+		r.cancel()
 		return
 	}
 	// The read answered first, and cancelled ctx: the hedge's connection

@@ -27,7 +27,7 @@ type node struct {
 
 	confirming   atomic.Bool                   // a confirming probe is running
 	suspected    atomic.Int64                  // UnixNano of the last probe a long statement asked for
-	trip         atomic.Pointer[chan struct{}] // closed when the node trips (rescue.go)
+	trip         atomic.Pointer[tripCtx]       // cancelled when the node trips (rescue.go)
 	nudged       atomic.Int64                  // UnixNano of the last probe statements asked of this unavailable node
 	refreshProbe atomic.Bool                   // the health checker's next probe dials anew (retire)
 	probes       atomic.Int64                  // probes of a replica, for endpointCheckEvery

@@ -34,9 +34,15 @@ import (
 // each virtual connection has a watcher goroutine instead (as
 // go-sql-driver/mysql has per connection), handed each read over a
 // channel: one channel operation per read and no allocation; the end of a
-// read is not signalled (the watcher finds it over at its next event). A read whose
-// context can never end and that cannot be hedged needs no watcher: its
-// Done is its node's trip channel.
+// read is not signalled (the watcher finds it over at its next event).
+//
+// The Done channel a read hands the driver is that of a plain
+// context.WithCancel(context.Background()) the watcher keeps, reused read
+// after read until one is cancelled, and Value answers the standard
+// library's own lookup of it: a driver that ties work to the context with
+// context.AfterFunc (pgx) registers with that context as it would with
+// the caller's, instead of starting a goroutine per statement, as it must
+// for a context type it does not know.
 
 // readCtx is the context a plain read runs with. Its Done closes when the
 // caller's context ends, the read is rescued, or a hedge answered first;
@@ -45,10 +51,10 @@ import (
 // stays consistent with it.
 type readCtx struct {
 	parent context.Context
-	done   <-chan struct{}
-	cancel chan struct{} // done, closed by whoever ends the read; nil without a watcher
+	inner  context.Context    // the watcher's: its Done is the read's
+	cancel context.CancelFunc // inner's, called by whoever ends the read
 	n      *node
-	w      *watcher // nil when the read needs no watcher
+	w      *watcher
 	state  atomic.Int32
 
 	// hedging (hedge.go); query is empty when the read may not be hedged
@@ -73,24 +79,25 @@ const (
 )
 
 func (r *readCtx) Deadline() (time.Time, bool) { return r.parent.Deadline() }
-func (r *readCtx) Done() <-chan struct{}       { return r.done }
-func (r *readCtx) Value(key any) any           { return r.parent.Value(key) }
+func (r *readCtx) Done() <-chan struct{}       { return r.inner.Done() }
+
+// Value is the caller's, but for the standard library's lookup of the
+// cancelable context behind Done, which inner answers (inner's parent,
+// context.Background, answers nothing else).
+func (r *readCtx) Value(key any) any {
+	if v := r.inner.Value(key); v != nil {
+		return v
+	}
+	return r.parent.Value(key)
+}
 
 func (r *readCtx) Err() error {
-	if r.w == nil { // done is the node's trip channel
-		select {
-		case <-r.done:
-			return context.Canceled
-		default:
-			return nil
-		}
-	}
 	select {
-	case <-r.done:
+	case <-r.inner.Done():
 	default:
 		return nil
 	}
-	if r.state.Load() == readEnded {
+	if r.w != nil && r.state.Load() == readEnded {
 		return r.parent.Err()
 	}
 	// Rescued, hedged; or, for a goroutine a driver left watching a read
@@ -105,8 +112,8 @@ func (r *readCtx) rescued() bool {
 	if r == nil {
 		return false
 	}
-	if r.w == nil {
-		return r.parent.Err() == nil && r.Err() != nil
+	if r.w == nil { // only a trip ends it
+		return r.inner.Err() != nil
 	}
 	return r.state.Load() == readRescued
 }
@@ -146,7 +153,7 @@ func (r *readCtx) live() bool {
 // Done closes and Err says why.
 func (r *readCtx) end(why int32) {
 	if r.state.CompareAndSwap(readRunning, why) || r.state.CompareAndSwap(readAnswered, why) {
-		close(r.cancel)
+		r.cancel()
 	}
 }
 
@@ -157,7 +164,7 @@ func (r *readCtx) finish() {
 	}
 	w := r.w
 	if !r.state.CompareAndSwap(readAnswered, readFinished) && !r.state.CompareAndSwap(readRunning, readFinished) {
-		w.done = make(chan struct{}) // the read was ended: the old one is closed
+		w.renew() // the read was ended: the old context is cancelled
 	}
 	w.busy = false
 	// The watcher is not told: it learns when its next event finds the
@@ -181,9 +188,10 @@ type watcher struct {
 	vc   *conn
 	arm  chan *readCtx // a read to watch; unbuffered: the goroutine is waiting
 	quit chan struct{} // closed when the virtual connection closes
-	done chan struct{} // the Done channel reads get; replaced once closed
-	busy bool          // a read is armed (its rows may still be open)
-	dead bool          // the goroutine could not start or has stopped
+	ctx  context.Context
+	stop context.CancelFunc // ctx's: reads get them, until one is cancelled
+	busy bool               // a read is armed (its rows may still be open)
+	dead bool               // the goroutine could not start or has stopped
 }
 
 // readContext returns the context for a plain read on n and the readCtx to
@@ -196,19 +204,22 @@ func (vc *conn) readContext(ctx context.Context, n *node, query string, args []d
 		return ctx, nil
 	}
 	if ctx.Done() == nil && !hedge {
-		if c.watch {
+		if c.watch || !c.cfg.Breaker {
 			// Moving every read of a driver that blocks into a goroutine
 			// costs more than rescuing reads that never time out saves.
 			return ctx, nil
 		}
-		r := &readCtx{parent: ctx, done: n.tripped(), n: n}
+		// Nothing to merge: the read's context is the connection's own
+		// child of the node's trip context, cancelled by the trip. No
+		// watcher is woken, and there is no suspicion timer.
+		r := &readCtx{parent: ctx, inner: vc.tripChild(n), n: n}
 		return r, r
 	}
 	w := vc.watcher()
 	if w == nil || w.busy {
 		return ctx, nil // two reads at once on one *sql.Conn: the second is not watched
 	}
-	r := &readCtx{parent: ctx, done: w.done, cancel: w.done, n: n, w: w}
+	r := &readCtx{parent: ctx, inner: w.ctx, cancel: w.stop, n: n, w: w}
 	if hedge {
 		r.query, r.args = query, hedgeArgs(args)
 		c.hedges.read(slotOf(time.Now()))
@@ -232,7 +243,8 @@ func (vc *conn) watcher() *watcher {
 		}
 		return w
 	}
-	w = &watcher{vc: vc, arm: make(chan *readCtx), quit: make(chan struct{}), done: make(chan struct{})}
+	w = &watcher{vc: vc, arm: make(chan *readCtx), quit: make(chan struct{})}
+	w.renew()
 	vc.w = w
 	if !vc.c.bg.Go(w.run) {
 		w.dead = true
@@ -241,8 +253,12 @@ func (vc *conn) watcher() *watcher {
 	return w
 }
 
-// stop ends the watcher goroutine; the connection is closing.
-func (w *watcher) stop() {
+// renew gives the reads to come a new context: the last one was
+// cancelled.
+func (w *watcher) renew() { w.ctx, w.stop = context.WithCancel(context.Background()) }
+
+// close ends the watcher goroutine; the connection is closing.
+func (w *watcher) close() {
 	if w != nil && !w.dead {
 		w.dead = true
 		close(w.quit)
@@ -344,8 +360,20 @@ func (n *node) discard(pc *pool.Conn, err error) {
 	n.closedBroken.Add(1)
 }
 
+// tripCtx is cancelled when its node next becomes unavailable.
+type tripCtx struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// newTrip installs a new trip context in n and returns the old one.
+func (n *node) newTrip() *tripCtx {
+	ctx, cancel := context.WithCancel(context.Background())
+	return n.trip.Swap(&tripCtx{ctx, cancel})
+}
+
 // tripped returns a channel closed when n next becomes unavailable.
-func (n *node) tripped() <-chan struct{} { return *n.trip.Load() }
+func (n *node) tripped() <-chan struct{} { return n.trip.Load().ctx.Done() }
 
 // onEvent keeps n's trip channel in step with its breaker. The breaker
 // delivers events in order, under its lock.
@@ -355,12 +383,11 @@ func (n *node) onEvent(e Event) {
 	}
 	switch {
 	case e.To == Unavailable:
-		// The next channel is in place before the breaker lets reads in
+		// The next context is in place before the breaker lets reads in
 		// again (it flips its state before the recovery's event): a read
-		// routed in that gap must not find a closed one and be rescued at
-		// once.
-		next := make(chan struct{})
-		close(*n.trip.Swap(&next))
+		// routed in that gap must not find a cancelled one and be rescued
+		// at once.
+		n.newTrip().cancel()
 		n.ident.Store(nil) // a server back from an outage may be a new one (endpoint.go)
 	}
 }
@@ -399,4 +426,37 @@ func hedgeArgs(args []driver.NamedValue) []driver.NamedValue {
 		}
 	}
 	return cp
+}
+
+// tripChild is the connection's child context of n's trip context, made
+// anew once the node tripped (or on first use): a read whose context
+// cannot end runs with it.
+func (vc *conn) tripChild(n *node) context.Context {
+	for i := range vc.trips {
+		if t := &vc.trips[i]; t.n == n {
+			if t.ctx.Err() == nil {
+				return t.ctx
+			}
+			t.ctx, t.cancel = context.WithCancel(n.trip.Load().ctx)
+			return t.ctx
+		}
+	}
+	ctx, cancel := context.WithCancel(n.trip.Load().ctx)
+	vc.trips = append(vc.trips, connTrip{n, ctx, cancel})
+	return ctx
+}
+
+// connTrip is a connection's child context of one node's trip context.
+type connTrip struct {
+	n      *node
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// closeTrips releases the connection's trip contexts from their nodes'.
+func (vc *conn) closeTrips() {
+	for _, t := range vc.trips {
+		t.cancel()
+	}
+	vc.trips = nil
 }
