@@ -9,8 +9,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/rwpool/rwpool/dsn"
 )
 
 // honourDriver's connections honour contexts as mysql and pgx do: a
@@ -118,15 +116,8 @@ func openHonourC(t *testing.T, extra string) (*sql.DB, *Connector, string) {
 	if !strings.Contains(extra, "check_interval") {
 		base += ";check_interval=50ms"
 	}
-	cfg, err := dsn.Parse(base + extra)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := NewConnector(cfg, honoursContext)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := sql.OpenDB(c)
+	db := openHonouring(t, base+extra)
+	c := connectorOf(db)
 	t.Cleanup(func() {
 		for _, n := range []string{p, r1, r2} {
 			honour.setHang(n, false)
