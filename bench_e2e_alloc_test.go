@@ -16,15 +16,7 @@ import (
 //	go test -run '^$' -bench E2EAllocs -benchmem -count 5 .
 func BenchmarkE2EAllocs(b *testing.B) {
 	for _, cl := range realClusters(b) {
-		replica := cl.Replicas[0]
-		bare, err := sql.Open(cl.Driver, cl.NodeDSN(replica))
-		if err != nil {
-			b.Fatal(err)
-		}
-		rw, err := sql.Open("rwpool", cl.DSNOver(cl.Primary, []string{replica}, ""))
-		if err != nil {
-			b.Fatal(err)
-		}
+		bare, rw := openE2E(b, cl)
 		for _, v := range []struct {
 			name string
 			db   *sql.DB
