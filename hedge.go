@@ -151,6 +151,12 @@ func (w *watcher) runHedge(ctx context.Context, cancel context.CancelFunc, r *re
 	if r.state.CompareAndSwap(readRunning, readHedged) {
 		r.n.hedgeWins.Add(1)
 		r.cancel()
+		// Another node answered first: the slow one may have hung.
+		// Probing it now rather than at probe_timeout finds a hang within
+		// about hedge_after + probe_timeout, so the reads the budget does
+		// not hedge are rescued sooner (a slow but healthy node costs one
+		// successful probe per probe_timeout).
+		r.n.suspect()
 		return
 	}
 	// The read answered first, and cancelled ctx: the hedge's connection
