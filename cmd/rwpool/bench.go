@@ -114,7 +114,7 @@ Flags:
                         --markdown file); with --splice, only the charts of the
                         sections measured are written
 
-A default run takes about 10 minutes on a 2-core machine.
+A default run takes about 15 minutes on a 2-core machine.
 
 Examples:
   go run ./cmd/rwpool bench --markdown BENCHMARKS.md     (from a clone of the repository)
