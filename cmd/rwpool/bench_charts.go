@@ -294,6 +294,9 @@ func failoverChart(rows []failoverRow) chart {
 		rok, rfail := perBucket(f.readSamples, until)
 		cmd, moved := f.faultAt-f.faultCmd, f.faultAt+f.moved
 		what, move := "primary killed", "replica1 promoted, endpoint moved"
+		if strings.Contains(f.variant, "follow_promotion=on") {
+			move = "replica1 promoted" // no endpoint: rwpool follows the roles
+		}
 		if f.scenario == "switchover" {
 			what = "primary read-only"
 		}
@@ -307,7 +310,7 @@ func failoverChart(rows []failoverRow) chart {
 				{Name: "reads ok", Color: colorReadsOK, Points: rok},
 				{Name: "reads failed", Color: colorReadsFailed, Points: rfail}},
 			Markers: []charts.Marker{{X: cmd.Seconds(), Label: what}, {X: moved.Seconds(), Label: move}},
-			Spans:   []charts.Span{{From: cmd.Seconds(), To: moved.Seconds(), Label: "no writable primary behind the endpoint"}},
+			Spans:   []charts.Span{{From: cmd.Seconds(), To: moved.Seconds(), Label: "no writable primary"}},
 		})
 	}
 	return chart{alt: title + ": writes and reads per 100 ms, per variant", svg: stackTimelines(title, panels)}
