@@ -48,12 +48,19 @@ written by 'cluster.sh up', and leaves it running.
 2. Faults, for bare (to replica1), rwpool, dbresolver and nap: a steady
    read load (--fault-goroutines workers, a read every --fault-pace each,
    each read with its own --fault-timeout context) runs for --fault-steady;
-   then replica1 is killed (cluster.sh kill-node, SIGKILL) or hung
-   (hang-node, SIGSTOP), the load goes on for --fault-window, the fault is
-   undone (start-node / resume-node) and the cluster is waited for
-   (status, wait-sync) before the next variant. Reported: reads failed,
-   reads that took over 1s, and the time until traffic was normal again
-   (defined in the output). rwpool runs with its defaults
+   then replica1 meets the fault, the load goes on for --fault-window, the
+   fault is undone and the cluster is waited for (status, wait-sync)
+   before the next variant:
+     kill         killed (cluster.sh kill-node, SIGKILL; start-node)
+     hang         hung (hang-node, SIGSTOP; resume-node)
+     hang-hedged  hung while holding a quarter of the reads (replica1 and
+                  replica2 at weights 1:3), 1s deadlines; also rwpool with
+                  hedge_after=50ms;hedge_budget=30%
+     slow         answering 200ms late (both replicas behind forwarders,
+                  weights 1:1); also rwpool with balance=adaptive
+   Reported: reads failed, reads over 1s, the longest read, the p99 over
+   the fault, the time until traffic was normal again (defined in the
+   output) and rwpool's hedges per read. rwpool runs with its defaults
    check_interval=2s, probe_timeout=1s.
 3. Failover, under a mixed load (4 writers, 8 readers), for the bare
    driver, dbresolver, nap and rwpool (also with failover_wait=5s, and
@@ -76,7 +83,7 @@ Flags:
   --drivers LIST        postgres (lib/pq), mysql (go-sql-driver/mysql) (default postgres,mysql)
   --variants LIST       bare, rwpool, rwpool-2r, dbresolver, nap
                         (default bare,rwpool,dbresolver,nap)
-  --faults LIST         kill, hang, or none (default kill,hang)
+  --faults LIST         kill, hang, hang-hedged, slow, or none (default: all)
   --fault-steady D      load before the fault (default 1s)
   --fault-window D      load after the fault, before undoing it (default 8s)
   --fault-goroutines N  workers of the fault load (default 8)
@@ -101,9 +108,13 @@ Flags:
   --my-port N           MariaDB primary port; replicas +1, +2 (default 55506)
   --cluster-script F    scripts/cluster.sh (default: found from the current directory up)
   --keep-cluster        leave the cluster it brought up running
-  --markdown FILE       also write the report as Markdown (e.g. BENCHMARKS.md)
+  --markdown FILE       also write the report as Markdown (e.g. BENCHMARKS.md), with
+                        SVG charts it links to
+  --charts DIR          where the charts go (default: benchmarks/ next to the
+                        --markdown file); with --splice, only the charts of the
+                        sections measured are written
 
-A default run takes about 10 minutes on a 2-core machine.
+A default run takes about 15 minutes on a 2-core machine.
 
 Examples:
   go run ./cmd/rwpool bench --markdown BENCHMARKS.md     (from a clone of the repository)
@@ -137,6 +148,7 @@ type benchOpts struct {
 	script           string
 	keepCluster      bool
 	markdown         string
+	chartsDir        string
 	args             []string // as given, for the command line to reproduce the run
 }
 
@@ -144,8 +156,16 @@ type benchOpts struct {
 var (
 	benchDrivers  = []string{"postgres", "mysql"}
 	benchVariants = []string{"bare", "rwpool", "rwpool-2r", "dbresolver", "nap"}
-	benchFaults   = []string{"kill", "hang"}
 )
+
+// benchFaults are the fault scenarios, by name.
+func benchFaults() []string {
+	var out []string
+	for _, s := range faultScenarios {
+		out = append(out, s.name)
+	}
+	return out
+}
 
 // benchFailovers and benchFailoverVariants are the failover scenarios and
 // their variants, by name.
@@ -193,7 +213,7 @@ func parseBenchFlags(args []string, stdout, stderr io.Writer) (o benchOpts, stat
 	o = benchOpts{
 		drivers:  slices.Clone(benchDrivers),
 		variants: []string{"bare", "rwpool", "dbresolver", "nap"},
-		faults:   slices.Clone(benchFaults),
+		faults:   benchFaults(),
 		args:     args,
 
 		failovers:        benchFailovers(),
@@ -225,6 +245,7 @@ func parseBenchFlags(args []string, stdout, stderr io.Writer) (o benchOpts, stat
 	fs.StringVar(&o.script, "cluster-script", "", "")
 	fs.BoolVar(&o.keepCluster, "keep-cluster", false, "")
 	fs.StringVar(&o.markdown, "markdown", "", "")
+	fs.StringVar(&o.chartsDir, "charts", "", "")
 	pos, status, done := parseFlags(fs, benchUsage, args, stdout, stderr)
 	if done {
 		return o, status, true
@@ -252,7 +273,7 @@ func parseBenchFlags(args []string, stdout, stderr io.Writer) (o benchOpts, stat
 	for _, c := range []struct {
 		flag      string
 		got, have []string
-	}{{"--drivers", o.drivers, benchDrivers}, {"--variants", o.variants, benchVariants}, {"--faults", o.faults, benchFaults},
+	}{{"--drivers", o.drivers, benchDrivers}, {"--variants", o.variants, benchVariants}, {"--faults", o.faults, benchFaults()},
 		{"--failovers", o.failovers, benchFailovers()}, {"--failover-variants", o.failoverVariants, benchFailoverVariants()}} {
 		for _, v := range c.got {
 			if !slices.Contains(c.have, v) {
@@ -285,6 +306,8 @@ func parseBenchFlags(args []string, stdout, stderr io.Writer) (o benchOpts, stat
 		return bad("--failover-window must be at least 2s (writes are normal again after 1s of normal traffic)")
 	case o.splice && o.markdown == "":
 		return bad("--splice needs --markdown FILE")
+	case o.chartsDir != "" && o.markdown == "":
+		return bad("--charts needs --markdown FILE")
 	case o.faultGoroutines < 1 || o.faultGoroutines > 1024:
 		return bad("--fault-goroutines must be between 1 and 1024, got %d", o.faultGoroutines)
 	case o.pgPort < 1 || o.pgPort > 65533 || o.myPort < 1 || o.myPort > 65533:
@@ -363,7 +386,8 @@ func benchMain(ctx context.Context, o benchOpts, out io.Writer) (err error) {
 	}
 	for _, drv := range o.drivers {
 		for _, f := range o.faults {
-			res, err := runFaults(ctx, o, cl, cl.driver(drv), f, logf)
+			sc, _ := faultScenarioNamed(f)
+			res, err := runFaults(ctx, o, cl, cl.driver(drv), sc, logf)
 			rep.faults = append(rep.faults, res...)
 			if err != nil {
 				return err
@@ -390,6 +414,11 @@ func benchMain(ctx context.Context, o benchOpts, out io.Writer) (err error) {
 	fmt.Fprintln(out)
 	fmt.Fprint(out, rep.text())
 	if o.markdown != "" {
+		files, err := rep.writeCharts(o.markdown, chartsDir(o.markdown, o.chartsDir))
+		if err != nil {
+			return err
+		}
+		logf("wrote %d charts into %s", len(files), chartsDir(o.markdown, o.chartsDir))
 		md := rep.markdown()
 		if o.splice {
 			old, err := os.ReadFile(o.markdown)

@@ -88,6 +88,10 @@ type failoverRow struct {
 	reads, failedReads               int
 	firstWriteErr, firstReadErr      string
 	stuck                            int // operations still running when the bench gave up on them
+	// For the charts: every operation, the fault (the fault command's
+	// return) and the stop, in time since the load began.
+	writeSamples, readSamples []sample
+	faultAt, stopAt           time.Duration
 }
 
 // selectedFailoverVariants are the variants --failover-variants names, in
@@ -386,6 +390,7 @@ func runFailover(ctx context.Context, o benchOpts, cl *cluster, d benchDriver, s
 		window = append(window, sample{start: start, end: stopAt})
 	}
 	row.stuck = len(stuck)
+	row.writeSamples, row.readSamples, row.faultAt, row.stopAt = ws, rs, faultAt, stopAt
 	row.writes, row.reads = len(ws), len(rs)
 	row.normal, row.normalOK = timeToNormal(window, faultAt, stopAt)
 	for _, s := range ws {
@@ -474,7 +479,8 @@ func (r *benchReport) failoverTables() []table {
 			out = append(out, table{title: title,
 				head: []string{"variant", "moved", "writes", "failed", "writes back", "normal again", "longest",
 					"lost", "reads", "failed reads", "first error"},
-				right: []bool{false, true, true, true, false, false, true, true, true, true, false}})
+				right: []bool{false, true, true, true, false, false, true, true, true, true, false},
+				chart: r.chartFor(failoverChartName(f))})
 			cur = &out[len(out)-1]
 		}
 		var notes []string

@@ -46,10 +46,18 @@ uses a running cluster instead; `+"`rwpool bench --help`"+` lists the flags.
 		for _, t := range r.throughputTables() {
 			b.WriteString(t.markdown() + "\n")
 		}
+		if c := r.throughputCharts(); c != "" {
+			b.WriteString(strings.TrimPrefix(c, "\n") + "\n")
+		}
 	}
 
 	if len(r.faults) > 0 {
-		b.WriteString("## Faults\n\n```\n" + faultDefinitions(r.opts) + "```\n\n")
+		// Its own date and command, as Failover's.
+		fmt.Fprintf(&b, "## Faults\n\nMeasured on %s, in %s, with:\n\n    %s\n\n"+
+			"To measure only this section again and put it into this file, keeping the others:\n\n"+
+			"    go run ./cmd/rwpool bench --no-throughput --failovers none --no-memory --markdown BENCHMARKS.md --splice\n\n"+
+			"```\n%s```\n\n",
+			r.started.UTC().Format("2006-01-02 15:04 UTC"), r.elapsed.Round(time.Second), r.commandLine(), faultDefinitions(r.opts))
 		for _, t := range r.faultTables() {
 			b.WriteString(t.markdown() + "\n")
 		}
