@@ -82,7 +82,7 @@ func (vc *conn) onPin(ctx context.Context, o ctxOpts, d routing.Decision, write 
 		}
 		o.record(l.n, l.pinReason(d, fresh), attempt)
 		n := l.n
-		out, err := l.settle(ctx, call(l.pc), fresh)
+		out, err := l.settle(ctx, vc.c.measured(n, func() error { return call(l.pc) }), fresh)
 		if fresh && l.tx == nil && attempt < maxWriteAttempts {
 			switch {
 			case out == broken && attempt == 0 && errors.Is(err, driver.ErrBadConn):

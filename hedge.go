@@ -52,8 +52,8 @@ type hedgeCount struct {
 	hedges atomic.Int64
 }
 
-// slotOf is the slot number of time t.
-func slotOf(t time.Time) int64 { return t.UnixNano() / int64(hedgeSlot) }
+// slotNow is the slot number of now.
+func slotNow() int64 { return monoNow() / int64(hedgeSlot) }
 
 // count returns the counters of slot now, emptied if they last counted an
 // older slot.
@@ -115,7 +115,7 @@ func (w *watcher) hedge(r *readCtx) {
 	if err != nil {
 		return // nowhere else to go
 	}
-	if !c.hedges.allow(slotOf(time.Now())) {
+	if !c.hedges.allow(slotNow()) {
 		r.n.hedgesRefused.Add(1)
 		return
 	}

@@ -222,7 +222,7 @@ func (vc *conn) readContext(ctx context.Context, n *node, query string, args []d
 	r := &readCtx{parent: ctx, inner: w.ctx, cancel: w.stop, n: n, w: w}
 	if hedge {
 		r.query, r.args = query, hedgeArgs(args)
-		c.hedges.read(slotOf(time.Now()))
+		c.hedges.read(slotNow())
 	}
 	select {
 	case w.arm <- r:
@@ -388,7 +388,7 @@ func (n *node) onEvent(e Event) {
 		// routed in that gap must not find a cancelled one and be rescued
 		// at once.
 		n.newTrip().cancel()
-		n.ident.Store(nil) // a server back from an outage may be a new one (endpoint.go)
+		n.endpoint.reset() // a server back from an outage may be a new one (endpoint.go)
 	}
 }
 
@@ -400,7 +400,7 @@ func (n *node) suspect() {
 	if !n.c.cfg.Breaker || n.health.Tripped() {
 		return
 	}
-	now, every := time.Now().UnixNano(), int64(n.c.cfg.ProbeTimeout)
+	now, every := monoNow(), int64(n.c.cfg.ProbeTimeout)
 	last := n.suspected.Load()
 	if now-last < every || !n.suspected.CompareAndSwap(last, now) {
 		return
