@@ -18,7 +18,7 @@ const (
 )
 
 // faultVariants are the variants of the fault scenarios, in order.
-var faultVariants = []string{"bare", "rwpool", "dbresolver", "nap"}
+var faultVariants = []string{"bare", "rwpool", "dbresolver", "nap", "pgpool", "haproxy"}
 
 // faultOps are cluster.sh's command for each fault, and its undo.
 var faultOps = map[string][2]string{
@@ -63,6 +63,7 @@ type faultRow struct {
 	recovered                     bool
 	stuck                         int // requests still running when the bench gave up on them
 	firstErr                      string
+	skip                          string // why the variant cannot run this scenario ("" if it ran)
 }
 
 // runFaults runs one fault scenario on replica1 of driver d for each fault
@@ -81,6 +82,11 @@ func runFaults(ctx context.Context, o benchOpts, cl *cluster, d benchDriver, fau
 		row, err := runFault(ctx, o, cl, d, fault, v)
 		if err != nil {
 			return rows, err
+		}
+		if row.skip != "" {
+			logf("  %s", row.skip)
+			rows = append(rows, row)
+			continue
 		}
 		logf("  %d requests, %d failed, %d over 1s, normal again: %s", row.requests, row.failed, row.hung, row.recoveryText())
 		rows = append(rows, row)
@@ -101,6 +107,12 @@ func (r faultRow) recoveryText() string {
 // runFault runs one variant through one fault and its undo.
 func runFault(ctx context.Context, o benchOpts, cl *cluster, d benchDriver, fault, v string) (row faultRow, err error) {
 	row = faultRow{driver: d.Driver, label: d.label, fault: fault, variant: v}
+	if row.skip = proxySkip(v, d.Driver); row.skip != "" {
+		return row, nil
+	}
+	if err := cl.freshProxy(ctx, v); err != nil {
+		return row, err
+	}
 	r, err := openVariant(v, d)
 	if err != nil {
 		return row, err
