@@ -95,7 +95,13 @@ wait_until() {
 
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
-pid_alive() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null; }
+# pid_alive PID: exists and is no zombie (a zombie holds no port or file).
+pid_alive() {
+    local st
+    [ -n "$1" ] && [ -r "/proc/$1/status" ] || return 1
+    st=$(awk '/^State:/ {print $2}' "/proc/$1/status" 2>/dev/null)
+    [ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
+}
 
 # ensure_packages installs pgpool2 and haproxy when missing, as cluster.sh
 # does for the database servers.
@@ -147,6 +153,8 @@ render() {
     if grep -q '@[A-Z0-9_]*@' "$2"; then die "$2: placeholder left: $(grep -o '@[A-Z0-9_]*@' "$2" | head -1)"; fi
 }
 
+pid_gone() { ! pid_alive "$1"; }
+
 # stop_pid FILE NAME: SIGINT (fast shutdown for both), then SIGKILL.
 stop_pid() {
     local f="$1" name="$2" pid
@@ -154,7 +162,7 @@ stop_pid() {
     pid=$(head -1 "$f" 2>/dev/null | tr -dc 0-9)
     if pid_alive "$pid"; then
         kill -INT "$pid" 2>/dev/null || true
-        if ! wait_until 15 bash -c "! kill -0 $pid 2>/dev/null"; then
+        if ! wait_until 15 pid_gone "$pid"; then
             log "$name (pid $pid) did not stop; SIGKILL"
             kill -KILL "$pid" 2>/dev/null || true
         fi

@@ -67,7 +67,7 @@ written by 'cluster.sh up', and leaves it running.
    driver, dbresolver, nap and rwpool (also with failover_wait=5s, and
    with follow_promotion=on instead of an endpoint), Pgpool-II (which
    looks for the new primary itself) and HAProxy (its write server moved
-   with its runtime API):
+   and its sessions to the old primary cut with its runtime API):
      switchover  MariaDB: the primary set read-only, replica1 promoted,
                  the endpoint in front of the primary moved to it
      promotion   PostgreSQL: the primary killed, replica1 promoted

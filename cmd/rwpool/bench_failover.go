@@ -50,8 +50,8 @@ var failoverVariants = []failoverVariant{
 	{id: "rwpool-follow", kind: "rwpool", extra: "follow_promotion=on", direct: true},
 	{id: "rwpool-follow-wait", kind: "rwpool", extra: "follow_promotion=on;failover_wait=5s", direct: true},
 	// The proxies are the endpoint themselves: Pgpool-II looks for the new
-	// primary on its own; HAProxy's write server is moved with its runtime
-	// API, as failover tooling would.
+	// primary on its own; HAProxy's write server is moved (and its sessions
+	// to the old primary cut) with its runtime API, as failover tooling would.
 	{id: "pgpool", kind: "pgpool", direct: true},
 	{id: "haproxy", kind: "haproxy", direct: true},
 }

@@ -171,8 +171,9 @@ func (c splitClient) exec(ctx context.Context, q string) error {
 func (c splitClient) Close() error { return errors.Join(c.write.Close(), c.read.Close()) }
 
 // moveHAProxyWrite points HAProxy's write server at addr with its runtime
-// API (what failover tooling does to an HAProxy in front of a primary):
-// new connections go there; open ones stay where they were.
+// API and cuts the sessions still open to the old primary (what failover
+// tooling does to an HAProxy in front of a primary: without the cut, pooled
+// connections would keep writing to a read-only old primary).
 func moveHAProxyWrite(ctx context.Context, ep *proxyEndpoints, addr string) error {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
@@ -185,6 +186,13 @@ func moveHAProxyWrite(ctx context.Context, ep *proxyEndpoints, addr string) erro
 	}
 	// HAProxy answers what changed; an error names the problem.
 	if !strings.Contains(out, "changed") && strings.TrimSpace(out) != "" {
+		return fmt.Errorf("haproxy %q: %s", cmd, strings.TrimSpace(out))
+	}
+	cmd = fmt.Sprintf("shutdown sessions server %s/%s", ep.haWriteBackend, ep.haWriteServer)
+	if out, err = haproxyCommand(ctx, ep.haSocket, cmd); err != nil {
+		return err
+	}
+	if strings.TrimSpace(out) != "" {
 		return fmt.Errorf("haproxy %q: %s", cmd, strings.TrimSpace(out))
 	}
 	return nil
@@ -227,7 +235,17 @@ func proxyConfigSection(root string) string {
 		"`pgpool2` and `haproxy` packages) on 127.0.0.1 in front of the same\n" +
 		"clusters, started by `scripts/proxies.sh up` (which fills in the ports)\n" +
 		"before the proxies' first measurement and restarted before each of their\n" +
-		"fault and failover scenarios. Their configurations, from the repository:\n")
+		"fault and failover scenarios (a fresh instance, as for every variant).\n\n" +
+		"In the failover scenarios Pgpool-II is its own endpoint. It has no\n" +
+		"`failover_command` or `follow_primary_command`: those run scripts on the\n" +
+		"database hosts (promote a standby, re-point or rebuild the others), which\n" +
+		"the bench does itself for every variant; so it promotes replica1, and\n" +
+		"Pgpool-II, having detached the dead primary, looks for a new primary among\n" +
+		"its nodes. For HAProxy the bench, once replica1 is promoted, points the\n" +
+		"write server at it with the runtime API (`set server pg_write/primary addr\n" +
+		"…`) and cuts the sessions still open to the old primary (`shutdown sessions\n" +
+		"server …`), as failover tooling would. Their configurations, from the\n" +
+		"repository:\n")
 	for _, f := range []string{"pgpool.conf", "haproxy.cfg"} {
 		text, err := os.ReadFile(filepath.Join(root, "bench", "proxies", f))
 		if err != nil {

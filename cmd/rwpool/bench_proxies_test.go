@@ -132,9 +132,12 @@ func TestHAProxyCommand(t *testing.T) {
 			mu.Lock()
 			got = append(got, strings.TrimSpace(line))
 			mu.Unlock()
-			if strings.Contains(line, "nosuch") {
+			switch {
+			case strings.Contains(line, "nosuch"):
 				c.Write([]byte("No such backend.\n\n"))
-			} else {
+			case strings.HasPrefix(line, "shutdown sessions"):
+				c.Write([]byte("\n"))
+			default:
 				c.Write([]byte("IP changed from '127.0.0.1' to '127.0.0.1', port changed from '55432' to '55433' by 'stats socket command'\n\n"))
 			}
 			c.Close()
@@ -152,7 +155,8 @@ func TestHAProxyCommand(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(got) != 2 || got[0] != "set server pg_write/primary addr 127.0.0.1 port 55433" {
+	if len(got) != 3 || got[0] != "set server pg_write/primary addr 127.0.0.1 port 55433" ||
+		got[1] != "shutdown sessions server pg_write/primary" || got[2] != "set server nosuch/primary addr 127.0.0.1 port 55433" {
 		t.Errorf("commands %q", got)
 	}
 	if _, err := haproxyCommand(context.Background(), filepath.Join(t.TempDir(), "none"), "help"); err == nil {
