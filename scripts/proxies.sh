@@ -150,7 +150,7 @@ render() {
         -e "s|@PG_PRIMARY_PORT@|$PG0|g" -e "s|@PG_REPLICA1_PORT@|$PG1|g" -e "s|@PG_REPLICA2_PORT@|$PG2|g" \
         -e "s|@MY_PRIMARY_PORT@|$MY0|g" -e "s|@MY_REPLICA1_PORT@|$MY1|g" -e "s|@MY_REPLICA2_PORT@|$MY2|g" \
         -e "s|@MY_CHECK_USER@|$MY_CHECK_USER|g" "$1" >"$2"
-    if grep -q '@[A-Z0-9_]*@' "$2"; then die "$2: placeholder left: $(grep -o '@[A-Z0-9_]*@' "$2" | head -1)"; fi
+    if grep -q "@[A-Z0-9_]*@" "$2"; then die "$2: placeholder left: $(grep -o "@[A-Z0-9_]*@" "$2" | head -1)"; fi
 }
 
 pid_gone() { ! pid_alive "$1"; }

@@ -17,8 +17,9 @@ import (
 
 const benchUsage = `Usage: rwpool bench [flags]
 
-Measures rwpool against the bare driver and two other read/write splitters,
-gorm.io/plugin/dbresolver and github.com/tsenart/nap, on the project's real
+Measures rwpool against the bare driver, two other read/write splitters,
+gorm.io/plugin/dbresolver and github.com/tsenart/nap, and two proxies,
+Pgpool-II and HAProxy, on the project's real
 replicated clusters (scripts/cluster.sh: a PostgreSQL primary with two
 streaming standbys and a MariaDB primary with two GTID replicas on
 127.0.0.1), through lib/pq and go-sql-driver/mysql.
@@ -53,8 +54,8 @@ written by 'cluster.sh up', and leaves it running.
    driver's allocations are included, so the delta against bare is shown
    too). Then the rwpool/bare ratios, against the targets: throughput
    >= 0.97 of bare, p99 within 5% of bare.
-2. Faults, for bare (to replica1), rwpool, dbresolver, nap and the proxies: a steady
-   read load (--fault-goroutines workers, a read every --fault-pace each,
+2. Faults, for bare (to replica1), rwpool, dbresolver, nap and the
+   proxies: a steady read load (--fault-goroutines workers, a read every --fault-pace each,
    each read with its own --fault-timeout context) runs for --fault-steady;
    then replica1 is killed (cluster.sh kill-node, SIGKILL) or hung
    (hang-node, SIGSTOP), the load goes on for --fault-window, the fault is
