@@ -58,7 +58,7 @@ func TestProxySkips(t *testing.T) {
 	r.failovers = append(r.failovers, failoverRow{driver: "mysql", label: "go-sql-driver/mysql → MariaDB", scenario: "switchover",
 		variant: "pgpool", skip: proxySkip("pgpool", "mysql")})
 	text := r.text()
-	for _, want := range []string{`(?m)^ +all pgpool +n/a: Pgpool-II is for PostgreSQL only$`, `(?m)^  pgpool +— +— +— +— +n/a: Pgpool-II`} {
+	for _, want := range []string{`(?m)^ +— pgpool \(n/a: PostgreSQL only\) +— +— +— +— +— +—$`, `(?m)^  pgpool +— +— +— +— +n/a: Pgpool-II`} {
 		if !regexp.MustCompile(want).MatchString(text) {
 			t.Errorf("report lacks %q:\n%s", want, text)
 		}
@@ -242,7 +242,7 @@ func TestBenchProxiesSmoke(t *testing.T) {
 		}
 	}
 	t.Logf("report:\n%s", rep.text())
-	for _, want := range []string{`proxies / rwpool, lib/pq`, `proxies / rwpool, go-sql-driver/mysql`, `(?m)^ +all pgpool +n/a`} {
+	for _, want := range []string{`proxies / rwpool, lib/pq`, `proxies / rwpool, go-sql-driver/mysql`, `(?m)^ +— pgpool \(n/a: PostgreSQL only\)`} {
 		if !regexp.MustCompile(want).MatchString(rep.text()) {
 			t.Errorf("report lacks %q", want)
 		}
