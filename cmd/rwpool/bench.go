@@ -114,7 +114,7 @@ Flags:
   --keep-cluster        leave the cluster it brought up running
   --markdown FILE       also write the report as Markdown (e.g. BENCHMARKS.md)
 
-A default run takes about 10 minutes on a 2-core machine.
+A default run takes about 13 minutes on a 2-core machine (measured with the proxies).
 
 Examples:
   go run ./cmd/rwpool bench --markdown BENCHMARKS.md     (from a clone of the repository)
