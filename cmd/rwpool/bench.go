@@ -17,8 +17,9 @@ import (
 
 const benchUsage = `Usage: rwpool bench [flags]
 
-Measures rwpool against the bare driver and two other read/write splitters,
-gorm.io/plugin/dbresolver and github.com/tsenart/nap, on the project's real
+Measures rwpool against the bare driver, two other read/write splitters,
+gorm.io/plugin/dbresolver and github.com/tsenart/nap, and two proxies,
+Pgpool-II and HAProxy, on the project's real
 replicated clusters (scripts/cluster.sh: a PostgreSQL primary with two
 streaming standbys and a MariaDB primary with two GTID replicas on
 127.0.0.1), through lib/pq and go-sql-driver/mysql.
@@ -36,6 +37,14 @@ written by 'cluster.sh up', and leaves it running.
      rwpool-2r   rwpool, primary + replica1 + replica2 (with --variants)
      dbresolver  gorm + dbresolver, Sources=primary, Replicas=replica1
      nap         nap.Open(driver, "primary;replica1")
+     pgpool      Pgpool-II (PostgreSQL only) in front of the primary and both
+                 replicas, one *sql.DB on its port
+     haproxy     HAProxy: a write endpoint (primary) and a read endpoint
+                 (both replicas), a *sql.DB on each, reads to the read one
+   The proxies run with the configs of bench/proxies/, started by
+   scripts/proxies.sh up (with --env too; Debian's pgpool2 and haproxy are
+   installed with apt-get when missing), restarted before each of their
+   fault and failover scenarios, and stopped at the end.
    Each measurement opens the variant afresh (closed afterwards), checks
    that its reads land on the replica, runs it for --warmup (not
    measured) and then for --duration. The variants are interleaved in
@@ -45,8 +54,8 @@ written by 'cluster.sh up', and leaves it running.
    driver's allocations are included, so the delta against bare is shown
    too). Then the rwpool/bare ratios, against the targets: throughput
    >= 0.97 of bare, p99 within 5% of bare.
-2. Faults, for bare (to replica1), rwpool, dbresolver and nap: a steady
-   read load (--fault-goroutines workers, a read every --fault-pace each,
+2. Faults, for bare (to replica1), rwpool, dbresolver, nap and the
+   proxies: a steady read load (--fault-goroutines workers, a read every --fault-pace each,
    each read with its own --fault-timeout context) runs for --fault-steady;
    then replica1 meets the fault, the load goes on for --fault-window, the
    fault is undone and the cluster is waited for (status, wait-sync)
@@ -64,7 +73,9 @@ written by 'cluster.sh up', and leaves it running.
    check_interval=2s, probe_timeout=1s.
 3. Failover, under a mixed load (4 writers, 8 readers), for the bare
    driver, dbresolver, nap and rwpool (also with failover_wait=5s, and
-   with follow_promotion=on instead of an endpoint):
+   with follow_promotion=on instead of an endpoint), Pgpool-II (which
+   looks for the new primary itself) and HAProxy (its write server moved
+   and its sessions to the old primary cut with its runtime API):
      switchover  MariaDB: the primary set read-only, replica1 promoted,
                  the endpoint in front of the primary moved to it
      promotion   PostgreSQL: the primary killed, replica1 promoted
@@ -81,8 +92,8 @@ Flags:
   --rounds N            rounds of interleaved variants; the median is shown (default 3)
   --goroutines LIST     concurrency levels (default 1,8,64)
   --drivers LIST        postgres (lib/pq), mysql (go-sql-driver/mysql) (default postgres,mysql)
-  --variants LIST       bare, rwpool, rwpool-2r, dbresolver, nap
-                        (default bare,rwpool,dbresolver,nap)
+  --variants LIST       bare, rwpool, rwpool-2r, dbresolver, nap, pgpool, haproxy
+                        (default bare,rwpool,dbresolver,nap,pgpool,haproxy)
   --faults LIST         kill, hang, hang-hedged, slow, or none (default: all)
   --fault-steady D      load before the fault (default 1s)
   --fault-window D      load after the fault, before undoing it (default 8s)
@@ -94,7 +105,7 @@ Flags:
   --failover-variants LIST
                         bare, dbresolver, nap, rwpool, rwpool-wait (failover_wait=5s),
                         rwpool-follow (follow_promotion=on, no endpoint),
-                        rwpool-follow-wait (both) (default: all)
+                        rwpool-follow-wait (both), pgpool, haproxy (default: all)
   --failover-window D   load after the endpoint moves, before the topology is
                         restored (default 8s)
   --no-throughput       skip the throughput measurements
@@ -114,7 +125,7 @@ Flags:
                         --markdown file); with --splice, only the charts of the
                         sections measured are written
 
-A default run takes about 15 minutes on a 2-core machine.
+A default run takes about 20 minutes on a 2-core machine (with the proxies).
 
 Examples:
   go run ./cmd/rwpool bench --markdown BENCHMARKS.md     (from a clone of the repository)
@@ -155,7 +166,7 @@ type benchOpts struct {
 // Everything bench knows how to run.
 var (
 	benchDrivers  = []string{"postgres", "mysql"}
-	benchVariants = []string{"bare", "rwpool", "rwpool-2r", "dbresolver", "nap"}
+	benchVariants = []string{"bare", "rwpool", "rwpool-2r", "dbresolver", "nap", "pgpool", "haproxy"}
 )
 
 // benchFaults are the fault scenarios, by name.
@@ -212,7 +223,7 @@ func parseBenchFlags(args []string, stdout, stderr io.Writer) (o benchOpts, stat
 	var gor []string
 	o = benchOpts{
 		drivers:  slices.Clone(benchDrivers),
-		variants: []string{"bare", "rwpool", "dbresolver", "nap"},
+		variants: []string{"bare", "rwpool", "dbresolver", "nap", "pgpool", "haproxy"},
 		faults:   benchFaults(),
 		args:     args,
 
@@ -371,7 +382,22 @@ func benchMain(ctx context.Context, o benchOpts, out io.Writer) (err error) {
 			return err
 		}
 	}
+	if usesProxies(o) {
+		logf("starting the proxies: %s up", cl.proxyScript())
+		if err := cl.startProxies(ctx); err != nil {
+			return err
+		}
+		defer func() {
+			logf("stopping the proxies")
+			if derr := cl.stopProxies(); derr != nil {
+				err = errors.Join(err, derr)
+			}
+		}()
+	}
 	rep := &benchReport{opts: o, started: start}
+	if usesProxies(o) {
+		rep.proxyCfg = proxyConfigSection(filepath.Dir(filepath.Dir(cl.script)))
+	}
 	rep.machine = describeMachine(ctx, cl)
 	rep.changes = loadChanges(filepath.Dir(filepath.Dir(cl.script)))
 	for _, drv := range o.drivers {

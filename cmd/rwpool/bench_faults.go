@@ -28,7 +28,7 @@ const (
 // rwpool, dbresolver, nap) and, for rwpool, DSN items on top of its
 // defaults. Another configuration is one more line in a scenario's list.
 type faultVariant struct {
-	kind  string // bare, rwpool, dbresolver or nap; --variants selects by kind
+	kind  string // bare, rwpool, dbresolver, nap, pgpool or haproxy; --variants selects by kind
 	extra string // DSN items appended to rwpool's DSN ("key=value;key=value")
 }
 
@@ -61,8 +61,11 @@ type faultScenario struct {
 // slowBy is how much later the slow replica answers.
 const slowBy = 200 * time.Millisecond
 
-// plainFaultVariants meet a kill or a hang of the only replica.
-var plainFaultVariants = []faultVariant{{kind: "bare"}, {kind: "rwpool"}, {kind: "dbresolver"}, {kind: "nap"}}
+// plainFaultVariants meet a kill or a hang of the only replica (the
+// proxies balance over both replicas, as configured in bench/proxies).
+// The proxies have no weights and cannot be given a slow forwarder in
+// front of one replica: they meet only these two scenarios.
+var plainFaultVariants = []faultVariant{{kind: "bare"}, {kind: "rwpool"}, {kind: "dbresolver"}, {kind: "nap"}, {kind: "pgpool"}, {kind: "haproxy"}}
 
 // faultScenarios are the fault scenarios, in order.
 var faultScenarios = []faultScenario{
@@ -194,6 +197,7 @@ type faultRow struct {
 	// since the load began.
 	samples         []sample
 	faultAt, undoAt time.Duration
+	skip            string // why the variant cannot run this scenario ("" if it ran)
 }
 
 // runFaults runs one fault scenario on replica1 of driver d for each of
@@ -213,6 +217,11 @@ func runFaults(ctx context.Context, o benchOpts, cl *cluster, d benchDriver, sc 
 		row, err := runFault(ctx, o, cl, d, sc, v)
 		if err != nil {
 			return rows, fmt.Errorf("fault %s, %s: %w", sc.name, v.name(), err)
+		}
+		if row.skip != "" {
+			logf("  %s", row.skip)
+			rows = append(rows, row)
+			continue
 		}
 		logf("  %d requests, %d failed, %d over 1s, longest %s, p99 %s, normal again: %s%s", row.requests, row.failed, row.hung,
 			fmtDur(row.longest), fmtDur(row.p99), row.recoveryText(), row.hedgeText(", hedges per read "))
@@ -275,6 +284,8 @@ func openFaultVariant(sc faultScenario, v faultVariant, d benchDriver, addrs []s
 		}
 		db.SetMaxIdleConns(maxIdle)
 		return napReader{db}, nil
+	case "pgpool", "haproxy":
+		return openProxyVariant(v.kind, d)
 	}
 	return nil, fmt.Errorf("unknown variant kind %q", v.kind)
 }
@@ -326,6 +337,12 @@ func (r faultRow) recoveryText() string {
 // runFault runs one variant through one fault and its undo.
 func runFault(ctx context.Context, o benchOpts, cl *cluster, d benchDriver, sc faultScenario, v faultVariant) (row faultRow, err error) {
 	row = faultRow{driver: d.Driver, label: d.label, fault: sc.name, variant: v.name()}
+	if row.skip = proxySkip(v.kind, d.Driver); row.skip != "" {
+		return row, nil
+	}
+	if err := cl.freshProxy(ctx, v.kind); err != nil {
+		return row, err
+	}
 	nrep := max(len(sc.weights), 1)
 	if len(d.Replicas) < nrep {
 		return row, fmt.Errorf("%s: the cluster has %d replicas, the scenario needs %d", d.Driver, len(d.Replicas), nrep)
@@ -354,8 +371,13 @@ func runFault(ctx context.Context, o benchOpts, cl *cluster, d benchDriver, sc f
 		return row, err
 	}
 	defer r.Close()
-	reps, _ := sc.replicasOf(v.kind, d.Replicas)
-	if err := checkReplicaRoute(ctx, r, d, reps); err != nil {
+	if slices.Contains(proxyVariants, v.kind) {
+		err = checkRoute(ctx, r, v.kind, d) // a proxy's reads land on either replica
+	} else {
+		reps, _ := sc.replicasOf(v.kind, d.Replicas)
+		err = checkReplicaRoute(ctx, r, d, reps)
+	}
+	if err != nil {
 		return row, err
 	}
 	runLoad(ctx, r, o.faultGoroutines, o.warmup) // open the pools

@@ -74,6 +74,9 @@ uses a running cluster instead; `+"`rwpool bench --help`"+` lists the flags.
 			b.WriteString(t.markdown() + "\n")
 		}
 	}
+	if r.proxyCfg != "" {
+		b.WriteString(r.proxyCfg + "\n")
+	}
 	if !r.opts.noMemory {
 		b.WriteString(`## Memory
 
@@ -112,6 +115,9 @@ func (r *benchReport) measuredSections() []string {
 	}
 	if len(r.failovers) > 0 {
 		out = append(out, "Failover")
+	}
+	if r.proxyCfg != "" {
+		out = append(out, "Proxy configurations")
 	}
 	if !r.opts.noMemory {
 		out = append(out, "Memory")
@@ -172,7 +178,7 @@ func spliceMarkdown(old, md string, measured []string) string {
 // sectionsAfter lists the sections that come after title in the report,
 // nearest first.
 func sectionsAfter(title string) []string {
-	order := []string{"Throughput and latency", "Faults", "Failover", "Memory", "Comparing changes with benchstat"}
+	order := []string{"Throughput and latency", "Faults", "Failover", "Proxy configurations", "Memory", "Comparing changes with benchstat"}
 	if i := slices.Index(order, title); i >= 0 {
 		return order[i+1:]
 	}

@@ -22,6 +22,7 @@ type benchReport struct {
 	// relative to the Markdown file.
 	charts    map[string]chart
 	chartLink string
+	proxyCfg   string   // the proxies' configurations section (Markdown), "" without proxies
 }
 
 // table is one table of the report, rendered as text or Markdown.
@@ -150,9 +151,13 @@ func (r *benchReport) throughputTables() []table {
 			ratio.rows = append(ratio.rows, []string{fmt.Sprint(t.goroutines),
 				fmt.Sprintf("%.3f", tr), verdict(tr >= 0.97), fmt.Sprintf("%.3f", pr), verdict(pr <= 1.05)})
 		}
+		main.rows = append(main.rows, proxySkipRows(r.opts.variants, drv, len(main.head))...)
 		out = append(out, main)
 		if len(ratio.rows) > 0 {
 			out = append(out, ratio)
+		}
+		if pt, ok := proxyRatioTable(r.throughput, drv, labels[i]); ok {
+			out = append(out, pt)
 		}
 	}
 	return out
@@ -178,6 +183,10 @@ func (r *benchReport) faultTables() []table {
 				right: []bool{false, true, true, true, true, true, false, true, false},
 				chart: r.chartFor(faultChartName(f))})
 			cur = &out[len(out)-1]
+		}
+		if f.skip != "" {
+			cur.rows = append(cur.rows, []string{f.variant, "—", "—", "—", "—", f.skip})
+			continue
 		}
 		note := shorten(f.firstErr, 90)
 		if f.stuck > 0 {

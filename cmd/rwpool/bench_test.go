@@ -14,11 +14,11 @@ func TestBenchFlags(t *testing.T) {
 	}
 	if o.duration != 3*time.Second || o.warmup != 500*time.Millisecond || o.rounds != 3 ||
 		!slices.Equal(o.goroutines, []int{1, 8, 64}) || !slices.Equal(o.drivers, []string{"postgres", "mysql"}) ||
-		!slices.Equal(o.variants, []string{"bare", "rwpool", "dbresolver", "nap"}) ||
+		!slices.Equal(o.variants, []string{"bare", "rwpool", "dbresolver", "nap", "pgpool", "haproxy"}) ||
 		!slices.Equal(o.faults, []string{"kill", "hang", "hang-hedged", "slow"}) || o.chartsDir != "" || o.faultGoroutines != 8 ||
 		o.faultTimeout != 5*time.Second || o.faultWindow != 8*time.Second || o.faultSteady != time.Second ||
 		o.faultPace != 10*time.Millisecond || !slices.Equal(o.failovers, []string{"switchover", "promotion"}) ||
-		!slices.Equal(o.failoverVariants, []string{"bare", "dbresolver", "nap", "rwpool", "rwpool-wait", "rwpool-follow", "rwpool-follow-wait"}) ||
+		!slices.Equal(o.failoverVariants, []string{"bare", "dbresolver", "nap", "rwpool", "rwpool-wait", "rwpool-follow", "rwpool-follow-wait", "pgpool", "haproxy"}) ||
 		o.failoverWindow != 8*time.Second || o.noThroughput || o.splice || o.clusterDir != "/tmp/rwpool-bench" || o.pgPort != 55632 || o.myPort != 55506 {
 		t.Errorf("defaults: %+v", o)
 	}

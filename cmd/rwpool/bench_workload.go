@@ -135,10 +135,10 @@ type throughputRow struct {
 }
 
 // checkRoute makes sure the variant's reads land where they should: on
-// replica1 (either replica for rwpool-2r).
+// replica1 (either replica for rwpool-2r and the proxies).
 func checkRoute(ctx context.Context, r reader, v string, d benchDriver) error {
 	want := []string{d.Replicas[0]}
-	if v == "rwpool-2r" {
+	if v == "rwpool-2r" || isProxy(v) {
 		want = d.Replicas[:2]
 	}
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
@@ -169,6 +169,9 @@ func runThroughput(ctx context.Context, o benchOpts, d benchDriver, logf func(st
 				if ctx.Err() != nil {
 					return rows, ctx.Err()
 				}
+				if proxySkip(v, d.Driver) != "" {
+					continue
+				}
 				res, err := measure(ctx, o, d, v, g)
 				if err != nil {
 					return rows, err
@@ -180,7 +183,9 @@ func runThroughput(ctx context.Context, o benchOpts, d benchDriver, logf func(st
 			}
 		}
 		for _, v := range o.variants {
-			rows = append(rows, summarize(d, g, v, results[v]))
+			if proxySkip(v, d.Driver) == "" {
+				rows = append(rows, summarize(d, g, v, results[v]))
+			}
 		}
 	}
 	return rows, nil
