@@ -50,6 +50,20 @@ func (c *Connector) measureStart(n *node) int64 {
 	return now
 }
 
+// measured runs call, a statement on n's pinned connection, measuring it
+// like a read when n is a replica and balancing is adaptive: the
+// statements of read-only transactions are what keeps measuring the
+// replicas they are placed on (routeTx picks with the adaptive picker).
+func (c *Connector) measured(n *node, call func() error) error {
+	if !c.adaptive || n.isPrimary() {
+		return call()
+	}
+	t := c.measureStart(n)
+	err := call()
+	c.measureEnd(n, t, err)
+	return err
+}
+
 // readEnds ends the read readStarts began at start, whose driver call
 // returned err.
 func (c *Connector) readEnds(n *node, start int64, err error) {
@@ -64,5 +78,8 @@ func (c *Connector) readEnds(n *node, start int64, err error) {
 // knowing of a slow node.
 func (c *Connector) measureEnd(n *node, start int64, err error) {
 	now := c.clock()
-	n.meter.Done(now, time.Duration(now-start), outcomeOf(err) != broken)
+	// An error answer (fast or not) says nothing of how the node serves
+	// reads: only answers, and deadlines (lower bounds), are measured.
+	o := outcomeOf(err)
+	n.meter.Done(now, time.Duration(now-start), err == nil || o == interrupted || o == abandoned)
 }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package rwpool_test
+package rwpool
 
 import (
 	"syscall"

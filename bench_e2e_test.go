@@ -22,15 +22,7 @@ func BenchmarkE2E(b *testing.B) {
 		if cl.Name == "pgx" {
 			continue
 		}
-		replica := cl.Replicas[0]
-		bare, err := sql.Open(cl.Driver, cl.NodeDSN(replica))
-		if err != nil {
-			b.Fatal(err)
-		}
-		rw, err := sql.Open("rwpool", cl.DSNOver(cl.Primary, []string{replica}, ""))
-		if err != nil {
-			b.Fatal(err)
-		}
+		bare, rw := openE2E(b, cl)
 		for _, g := range []int{1, 8, 64} {
 			for _, v := range []struct {
 				name string
@@ -94,4 +86,20 @@ func benchSelect1(b *testing.B, db *sql.DB, goroutines int) {
 		b.ReportMetric(float64(all[len(all)/2].Microseconds()), "p50-µs")
 		b.ReportMetric(float64(all[(len(all)-1)*99/100].Microseconds()), "p99-µs")
 	}
+}
+
+// openE2E opens the bare driver on replica1 and rwpool over the primary
+// and replica1 (so every read lands on the same server); the caller
+// closes both.
+func openE2E(b *testing.B, cl *cluster) (bare, rw *sql.DB) {
+	replica := cl.Replicas[0]
+	bare, err := sql.Open(cl.Driver, cl.NodeDSN(replica))
+	if err != nil {
+		b.Fatal(err)
+	}
+	rw, err = sql.Open("rwpool", cl.DSNOver(cl.Primary, []string{replica}, ""))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return bare, rw
 }

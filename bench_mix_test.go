@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/rwpool/rwpool"
 	"strings"
 	"testing"
 )
@@ -87,7 +88,7 @@ func mixOneOff(n int) []mixStatement {
 // cache answers the repeats. oneoff=100% runs only statements never seen
 // before: the bound for an application that inlines all its values.
 // Besides wall time it reports cpu-ns/op, the process's CPU time per
-// statement (see processCPU).
+// statement (see ProcessCPU).
 func BenchmarkStatementMix(b *testing.B) {
 	db, err := sql.Open("rwpool", "driver=rwpool-bench-nop-postgres;primary=p;replica=r1 weight=2;replica=r2")
 	if err != nil {
@@ -125,7 +126,7 @@ func BenchmarkStatementMix(b *testing.B) {
 	for _, every := range []int{10, 1} {
 		b.Run(fmt.Sprintf("oneoff=%d%%", 100/every), func(b *testing.B) {
 			b.ReportAllocs()
-			cpu0, cpuOK := processCPU()
+			cpu0, cpuOK := rwpool.ProcessCPU()
 			i := 0
 			for b.Loop() {
 				if i%every == every-1 {
@@ -136,7 +137,7 @@ func BenchmarkStatementMix(b *testing.B) {
 				}
 				i++
 			}
-			if cpu1, ok := processCPU(); ok && cpuOK && i > 0 {
+			if cpu1, ok := rwpool.ProcessCPU(); ok && cpuOK && i > 0 {
 				b.ReportMetric(float64(cpu1-cpu0)/float64(i), "cpu-ns/op")
 			}
 		})

@@ -20,7 +20,8 @@ type conn struct {
 	owned  bool // made by Driver.Open: closing the conn closes c
 	closed bool
 	lease  lease
-	w      *watcher // rescues its plain reads (rescue.go); nil until the first
+	w      *watcher   // rescues its plain reads (rescue.go); nil until the first
+	trips  []connTrip // its reads' contexts when theirs cannot end (rescue.go)
 }
 
 var _ interface {
@@ -81,7 +82,7 @@ func (vc *conn) onPin(ctx context.Context, o ctxOpts, d routing.Decision, write 
 		}
 		o.record(l.n, l.pinReason(d, fresh), attempt)
 		n := l.n
-		out, err := l.settle(ctx, call(l.pc), fresh)
+		out, err := l.settle(ctx, vc.c.measured(n, func() error { return call(l.pc) }), fresh)
 		if fresh && l.tx == nil && attempt < maxWriteAttempts {
 			switch {
 			case out == broken && attempt == 0 && errors.Is(err, driver.ErrBadConn):
@@ -503,7 +504,8 @@ func (vc *conn) Close() error {
 		return nil
 	}
 	vc.closed = true
-	vc.w.stop()
+	vc.w.close()
+	vc.closeTrips()
 	vc.lease.unpark()
 	vc.lease.unpin()
 	if vc.owned {

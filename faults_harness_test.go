@@ -847,3 +847,51 @@ func checkTransitions(t *testing.T, role string, evs []rwpool.Event) (downs, ups
 	}
 	return downs, ups
 }
+
+// hangWindow is one hang of a node under a load: when hang-node began and
+// returned, when the node was resumed, and the longest call seen in
+// flight meanwhile (a call stuck for good never reaches the results).
+type hangWindow struct {
+	hang, hung, resume time.Time
+	oldest             time.Duration
+	stuck              int // calls in flight for longer than the bound given to hangNode when it resumed
+}
+
+// hangNode hangs addr (SIGSTOP) under l for d, watching the calls in
+// flight, and resumes it.
+func (cl *cluster) hangNode(t *testing.T, l *load, addr string, d, bound time.Duration) hangWindow {
+	t.Helper()
+	w := hangWindow{hang: time.Now()}
+	cl.fault(t, "hang-node", addr)
+	w.hung = time.Now()
+	poll(d, func() bool {
+		w.oldest = maxDur(w.oldest, l.oldestInflight())
+		return false
+	})
+	w.resume = time.Now()
+	w.stuck = l.stuck(bound)
+	cl.fault(t, "resume-node", addr)
+	return w
+}
+
+// noCallOver fails the test if a call of res, or one seen in flight during
+// w, took longer than bound; it lists the first few, timed from the hang.
+func noCallOver(t *testing.T, res results, w hangWindow, bound time.Duration) {
+	t.Helper()
+	var zero time.Time
+	if w.stuck > 0 {
+		t.Errorf("%d calls were still running after more than %s when the node was resumed (oldest in flight seen: %s)", w.stuck, bound, w.oldest.Round(time.Millisecond))
+	}
+	m := maxDur(res.max(zero, zero), w.oldest)
+	if m <= bound {
+		return
+	}
+	var slow []string
+	for _, c := range res.calls {
+		if c.dur > bound && len(slow) < 8 {
+			slow = append(slow, fmt.Sprintf("\n    %s at hang%+.2fs: %v", c.dur.Round(time.Millisecond), c.start.Sub(w.hang).Seconds(), c.err))
+		}
+	}
+	t.Errorf("slowest call took %s (longest in flight while hung: %s), want at most %s; calls over it:%s",
+		m.Round(time.Millisecond), w.oldest.Round(time.Millisecond), bound, strings.Join(slow, ""))
+}

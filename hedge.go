@@ -52,8 +52,8 @@ type hedgeCount struct {
 	hedges atomic.Int64
 }
 
-// slotOf is the slot number of time t.
-func slotOf(t time.Time) int64 { return t.UnixNano() / int64(hedgeSlot) }
+// slotNow is the slot number of now.
+func slotNow() int64 { return monoNow() / int64(hedgeSlot) }
 
 // count returns the counters of slot now, emptied if they last counted an
 // older slot.
@@ -115,7 +115,7 @@ func (w *watcher) hedge(r *readCtx) {
 	if err != nil {
 		return // nowhere else to go
 	}
-	if !c.hedges.allow(slotOf(time.Now())) {
+	if !c.hedges.allow(slotNow()) {
 		r.n.hedgesRefused.Add(1)
 		return
 	}
@@ -150,7 +150,13 @@ func (w *watcher) runHedge(ctx context.Context, cancel context.CancelFunc, r *re
 	r.won = rs
 	if r.state.CompareAndSwap(readRunning, readHedged) {
 		r.n.hedgeWins.Add(1)
-		close(r.cancel)
+		r.cancel()
+		// Another node answered first: the slow one may have hung.
+		// Probing it now rather than at probe_timeout finds a hang within
+		// about hedge_after + probe_timeout, so the reads the budget does
+		// not hedge are rescued sooner (a slow but healthy node costs one
+		// successful probe per probe_timeout).
+		r.n.suspect()
 		return
 	}
 	// The read answered first, and cancelled ctx: the hedge's connection

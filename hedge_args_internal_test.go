@@ -9,8 +9,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/rwpool/rwpool/dsn"
 )
 
 // argsDriver: on the replica, "slowread" queries wait for gate (the slow
@@ -69,15 +67,7 @@ func runArgsRead(t *testing.T, reuse bool) {
 	argsDrv.gate.Store(&gate)
 	argsDrv.started.Store(0)
 	argsDrv.ended.Store(0)
-	cfg, err := dsn.Parse("driver=rwpool-test-args;probe_timeout=5s;check_interval=1h;hedge_after=5ms;hedge_budget=100%;primary=" + t.Name() + "-p;replica=" + t.Name() + "-r1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := NewConnector(cfg, honoursContext)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := sql.OpenDB(c)
+	db := openHonouring(t, "driver=rwpool-test-args;probe_timeout=5s;check_interval=1h;hedge_after=5ms;hedge_budget=100%;primary="+t.Name()+"-p;replica="+t.Name()+"-r1")
 	defer db.Close()
 	buf := []byte("abc")
 	done := make(chan error, 1)

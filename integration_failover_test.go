@@ -181,22 +181,8 @@ func (a *ackedWrites) fn(db *sql.DB, table string) func(ctx context.Context, wor
 // missingOn returns the acknowledged ids that the server at addr lacks.
 func (a *ackedWrites) missingOn(t *testing.T, cl *cluster, addr, table string) []int64 {
 	t.Helper()
-	db, err := sql.Open(cl.Driver, cl.NodeDSN(addr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	rows, err := db.Query("SELECT id FROM " + table)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
 	have := map[int64]bool{}
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			t.Fatal(err)
-		}
+	for _, id := range idsOn(t, cl, addr, "SELECT id FROM "+table) {
 		have[id] = true
 	}
 	a.mu.Lock()
@@ -214,28 +200,35 @@ func (a *ackedWrites) missingOn(t *testing.T, cl *cluster, addr, table string) [
 // writes that were applied twice.
 func (a *ackedWrites) duplicatesOn(t *testing.T, cl *cluster, addr, table string) []int64 {
 	t.Helper()
+	return idsOn(t, cl, addr, "SELECT id FROM "+table+" GROUP BY id HAVING count(*) > 1")
+}
+
+// idsOn runs q, which selects one BIGINT column, on the server at addr
+// through the bare driver.
+func idsOn(t *testing.T, cl *cluster, addr, q string) []int64 {
+	t.Helper()
 	db, err := sql.Open(cl.Driver, cl.NodeDSN(addr))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	rows, err := db.Query("SELECT id FROM " + table + " GROUP BY id HAVING count(*) > 1")
+	rows, err := db.Query(q)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rows.Close()
-	var dup []int64
+	var ids []int64
 	for rows.Next() {
 		var id int64
 		if err := rows.Scan(&id); err != nil {
 			t.Fatal(err)
 		}
-		dup = append(dup, id)
+		ids = append(ids, id)
 	}
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
-	return dup
+	return ids
 }
 
 // firstSuccessAfter returns when the first call that started at or after

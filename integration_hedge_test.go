@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -27,36 +26,20 @@ func TestFaultHangReplicaHedged(t *testing.T) {
 		l := startLoadTimeout(t, db, 8, time.Second, cl.readFn(db, seen))
 		warmUp(t, cl, seen)
 
-		cl.fault(t, "hang-node", r1)
-		hung := time.Now()
-		var oldest time.Duration
-		poll(4*time.Second, func() bool {
-			oldest = maxDur(oldest, l.oldestInflight())
-			return false
-		})
-		resume := time.Now()
-		cl.fault(t, "resume-node", r1)
+		w := cl.hangNode(t, l, r1, 4*time.Second, longest)
 		res := l.stop()
 
 		var zero time.Time
 		st := nodeStats(t, db, "replica1")
 		t.Logf("%s: whole run: %s", cl.Name, res.summary(zero, zero))
-		t.Logf("%s: hang..resume: %s", cl.Name, res.summary(hung, resume))
+		t.Logf("%s: hang..resume: %s", cl.Name, res.summary(w.hung, w.resume))
 		t.Logf("%s: replica1: %d reads hedged, %d hedges won, %d refused; longest in flight while hung %s",
-			cl.Name, st.Hedges, st.HedgeWins, st.HedgesRefused, oldest.Round(time.Millisecond))
+			cl.Name, st.Hedges, st.HedgeWins, st.HedgesRefused, w.oldest.Round(time.Millisecond))
 		if errs := res.failures(zero, zero); len(errs) > 0 {
 			t.Errorf("%d reads failed, want 0: %s", len(errs), errSummary(errs, 3))
 		}
-		if m := maxDur(res.max(zero, zero), oldest); m > longest {
-			var slow []string
-			for _, c := range res.calls {
-				if c.dur > longest && len(slow) < 8 {
-					slow = append(slow, fmt.Sprintf("\n    %s at hang%+.2fs: %v", c.dur.Round(time.Millisecond), c.start.Sub(hung).Seconds(), c.err))
-				}
-			}
-			t.Errorf("slowest read took %s, want at most %s; reads over it:%s", m.Round(time.Millisecond), longest, strings.Join(slow, ""))
-		}
-		if p := res.p99(hung, resume); p >= 150*time.Millisecond {
+		noCallOver(t, res, w, longest)
+		if p := res.p99(w.hung, w.resume); p >= 150*time.Millisecond {
 			t.Errorf("p99 over the hang %s, want < 150ms", p)
 		}
 		if st.HedgeWins == 0 {

@@ -25,14 +25,14 @@ type node struct {
 	health *breaker.Node
 	conn   nodeConnector // the real driver's connector, redacting and bounding dials
 
-	confirming   atomic.Bool                   // a confirming probe is running
-	suspected    atomic.Int64                  // UnixNano of the last probe a long statement asked for
-	trip         atomic.Pointer[chan struct{}] // closed when the node trips (rescue.go)
-	nudged       atomic.Int64                  // UnixNano of the last probe statements asked of this unavailable node
-	refreshProbe atomic.Bool                   // the health checker's next probe dials anew (retire)
-	probes       atomic.Int64                  // probes of a replica, for endpointCheckEvery
-	ident        atomic.Pointer[string]        // identity of the server a replica's last dialled probe reached
-	fencer       fencer                        // fresh checks after read-only answers (fence.go)
+	confirming   atomic.Bool             // a confirming probe is running
+	suspected    atomic.Int64            // monoNow of the last probe a long statement asked for
+	trip         atomic.Pointer[tripCtx] // cancelled when the node trips (rescue.go)
+	nudged       atomic.Int64            // monoNow of the last probe statements asked of this unavailable node
+	refreshProbe atomic.Bool             // the health checker's next probe dials anew (retire)
+	probes       atomic.Int64            // probes of a replica, for endpointCheckEvery
+	endpoint     endpointSeen            // the servers a replica's endpoint led to (endpoint.go)
+	fencer       fencer                  // fresh checks after read-only answers (fence.go)
 
 	// follow_promotion (promote.go)
 	unfollowed atomic.Bool                          // a demoted primary not yet following the new one: no reads
@@ -236,7 +236,7 @@ func (n *node) nudge() {
 	if !n.c.cfg.Breaker || errors.Is(n.health.LastError(), health.ErrProbeTimeout) {
 		return // a hung node is the health checker's: its probes would pile up
 	}
-	now := time.Now().UnixNano()
+	now := monoNow()
 	last := n.nudged.Load()
 	if now-last < int64(nudgeEvery) || !n.nudged.CompareAndSwap(last, now) {
 		return

@@ -57,6 +57,11 @@ func (n *node) probe(conn *driver.Conn, fresh bool) (time.Duration, error) {
 		if got != nil {
 			got.Close()
 		}
+		if reuse != nil && health.IsConnError(err) {
+			// The server closed the checker's connection (a restart): the
+			// next identity is a new baseline, not a move.
+			n.endpoint.reset()
+		}
 		return 0, fmt.Errorf("probe: %w", err)
 	}
 	lat := time.Since(start)
@@ -84,7 +89,7 @@ func (n *node) status(conn driver.Conn, dialled bool) (keep bool) {
 	r, err := await(&n.c.bg, ctx, func() (result, error) {
 		st, err := n.readStatus(ctx, conn)
 		r := result{st: st, at: time.Now()}
-		if err == nil && (dialled || n.ident.Load() == nil) && !n.isPrimary() {
+		if err == nil && (dialled || !n.endpoint.known()) && !n.isPrimary() {
 			r.ident, _ = n.identity(ctx, conn) // no identity: no check
 		}
 		return r, err

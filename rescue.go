@@ -36,14 +36,23 @@ import (
 // channel: one channel operation per read and no allocation; the end of a
 // read is not signalled (the watcher finds it over at its next event).
 //
-// A read whose context can never end and that cannot be hedged is left
-// alone: the driver gets the caller's context. Handing it one that can end
-// (the node's trip channel) made go-sql-driver/mysql arm its own watcher
-// goroutine for every statement and wait for it at the statement's end;
-// at 64 goroutines on 2 cores that wait, one more goroutine to schedule per
-// statement, put rwpool's p99 on MariaDB at up to twice the bare driver's
-// (pgx's context watcher costs the like). Such a read is not rescued, as
-// on the bare driver: give reads a deadline.
+// The Done channel a read hands the driver is that of a plain
+// context.WithCancel(context.Background()) the watcher keeps, reused read
+// after read until one is cancelled, and Value answers the standard
+// library's own lookup of it: a driver that ties work to the context with
+// context.AfterFunc (pgx) registers with that context as it would with
+// the caller's, instead of starting a goroutine per statement, as it must
+// for a context type it does not know.
+//
+// A read whose context can never end and that cannot be hedged is rescued
+// only on a driver that ties a statement to its context without a
+// goroutine hand-off (pgx: driverinfo.TiesContextCheaply); elsewhere the
+// driver gets the caller's context and the read is not rescued, as on the
+// bare driver. Handing go-sql-driver/mysql a context that can end makes it
+// arm its connection's watcher goroutine for every statement and wait for
+// it at the statement's end: at 64 goroutines on 2 cores that wait, one
+// more goroutine to schedule per statement, put rwpool's p99 on MariaDB at
+// up to twice the bare driver's (benchstat/05-background-reads-unwatched.md).
 
 // readCtx is the context a plain read runs with. Its Done closes when the
 // caller's context ends, the read is rescued, or a hedge answered first;
@@ -52,8 +61,8 @@ import (
 // stays consistent with it.
 type readCtx struct {
 	parent context.Context
-	done   <-chan struct{}
-	cancel chan struct{} // done, closed by whoever ends the read
+	inner  context.Context    // the watcher's: its Done is the read's
+	cancel context.CancelFunc // inner's, called by whoever ends the read
 	n      *node
 	w      *watcher
 	state  atomic.Int32
@@ -80,16 +89,25 @@ const (
 )
 
 func (r *readCtx) Deadline() (time.Time, bool) { return r.parent.Deadline() }
-func (r *readCtx) Done() <-chan struct{}       { return r.done }
-func (r *readCtx) Value(key any) any           { return r.parent.Value(key) }
+func (r *readCtx) Done() <-chan struct{}       { return r.inner.Done() }
+
+// Value is the caller's, but for the standard library's lookup of the
+// cancelable context behind Done, which inner answers (inner's parent,
+// context.Background, answers nothing else).
+func (r *readCtx) Value(key any) any {
+	if v := r.inner.Value(key); v != nil {
+		return v
+	}
+	return r.parent.Value(key)
+}
 
 func (r *readCtx) Err() error {
 	select {
-	case <-r.done:
+	case <-r.inner.Done():
 	default:
 		return nil
 	}
-	if r.state.Load() == readEnded {
+	if r.w != nil && r.state.Load() == readEnded {
 		return r.parent.Err()
 	}
 	// Rescued, hedged; or, for a goroutine a driver left watching a read
@@ -104,6 +122,9 @@ func (r *readCtx) rescued() bool {
 	if r == nil {
 		return false
 	}
+	if r.w == nil { // only a trip ends it
+		return r.inner.Err() != nil
+	}
 	return r.state.Load() == readRescued
 }
 
@@ -112,6 +133,12 @@ func (r *readCtx) rescued() bool {
 // cancelled.
 func (r *readCtx) answer() int32 {
 	if r == nil {
+		return readAnswered
+	}
+	if r.w == nil {
+		if r.rescued() {
+			return readRescued
+		}
 		return readAnswered
 	}
 	s := readAnswered
@@ -136,18 +163,18 @@ func (r *readCtx) live() bool {
 // Done closes and Err says why.
 func (r *readCtx) end(why int32) {
 	if r.state.CompareAndSwap(readRunning, why) || r.state.CompareAndSwap(readAnswered, why) {
-		close(r.cancel)
+		r.cancel()
 	}
 }
 
 // finish ends the watch of a read; its rows, if any, are closed.
 func (r *readCtx) finish() {
-	if r == nil {
+	if r == nil || r.w == nil {
 		return
 	}
 	w := r.w
 	if !r.state.CompareAndSwap(readAnswered, readFinished) && !r.state.CompareAndSwap(readRunning, readFinished) {
-		w.done = make(chan struct{}) // the read was ended: the old one is closed
+		w.renew() // the read was ended: the old context is cancelled
 	}
 	w.busy = false
 	// The watcher is not told: it learns when its next event finds the
@@ -171,9 +198,10 @@ type watcher struct {
 	vc   *conn
 	arm  chan *readCtx // a read to watch; unbuffered: the goroutine is waiting
 	quit chan struct{} // closed when the virtual connection closes
-	done chan struct{} // the Done channel reads get; replaced once closed
-	busy bool          // a read is armed (its rows may still be open)
-	dead bool          // the goroutine could not start or has stopped
+	ctx  context.Context
+	stop context.CancelFunc // ctx's: reads get them, until one is cancelled
+	busy bool               // a read is armed (its rows may still be open)
+	dead bool               // the goroutine could not start or has stopped
 }
 
 // readContext returns the context for a plain read on n and the readCtx to
@@ -186,18 +214,26 @@ func (vc *conn) readContext(ctx context.Context, n *node, query string, args []d
 		return ctx, nil
 	}
 	if ctx.Done() == nil && !hedge {
-		// Watching a read that never times out costs every read more
-		// than rescuing it saves (see the top of this file).
-		return ctx, nil
+		if c.watch || !c.cheapCtx || !c.cfg.Breaker {
+			// Watching every read that never times out costs more than
+			// rescuing such reads saves: lib/pq's must run in a
+			// goroutine, go-sql-driver/mysql's wait for its watcher.
+			return ctx, nil
+		}
+		// Nothing to merge: the read's context is the connection's own
+		// child of the node's trip context, cancelled by the trip. No
+		// watcher is woken, and there is no suspicion timer.
+		r := &readCtx{parent: ctx, inner: vc.tripChild(n), n: n}
+		return r, r
 	}
 	w := vc.watcher()
 	if w == nil || w.busy {
 		return ctx, nil // two reads at once on one *sql.Conn: the second is not watched
 	}
-	r := &readCtx{parent: ctx, done: w.done, cancel: w.done, n: n, w: w}
+	r := &readCtx{parent: ctx, inner: w.ctx, cancel: w.stop, n: n, w: w}
 	if hedge {
 		r.query, r.args = query, hedgeArgs(args)
-		c.hedges.read(slotOf(time.Now()))
+		c.hedges.read(slotNow())
 	}
 	select {
 	case w.arm <- r:
@@ -218,7 +254,8 @@ func (vc *conn) watcher() *watcher {
 		}
 		return w
 	}
-	w = &watcher{vc: vc, arm: make(chan *readCtx), quit: make(chan struct{}), done: make(chan struct{})}
+	w = &watcher{vc: vc, arm: make(chan *readCtx), quit: make(chan struct{})}
+	w.renew()
 	vc.w = w
 	if !vc.c.bg.Go(w.run) {
 		w.dead = true
@@ -227,8 +264,12 @@ func (vc *conn) watcher() *watcher {
 	return w
 }
 
-// stop ends the watcher goroutine; the connection is closing.
-func (w *watcher) stop() {
+// renew gives the reads to come a new context: the last one was
+// cancelled.
+func (w *watcher) renew() { w.ctx, w.stop = context.WithCancel(context.Background()) }
+
+// close ends the watcher goroutine; the connection is closing.
+func (w *watcher) close() {
 	if w != nil && !w.dead {
 		w.dead = true
 		close(w.quit)
@@ -330,8 +371,20 @@ func (n *node) discard(pc *pool.Conn, err error) {
 	n.closedBroken.Add(1)
 }
 
+// tripCtx is cancelled when its node next becomes unavailable.
+type tripCtx struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// newTrip installs a new trip context in n and returns the old one.
+func (n *node) newTrip() *tripCtx {
+	ctx, cancel := context.WithCancel(context.Background())
+	return n.trip.Swap(&tripCtx{ctx, cancel})
+}
+
 // tripped returns a channel closed when n next becomes unavailable.
-func (n *node) tripped() <-chan struct{} { return *n.trip.Load() }
+func (n *node) tripped() <-chan struct{} { return n.trip.Load().ctx.Done() }
 
 // onEvent keeps n's trip channel in step with its breaker. The breaker
 // delivers events in order, under its lock.
@@ -341,13 +394,12 @@ func (n *node) onEvent(e Event) {
 	}
 	switch {
 	case e.To == Unavailable:
-		// The next channel is in place before the breaker lets reads in
+		// The next context is in place before the breaker lets reads in
 		// again (it flips its state before the recovery's event): a read
-		// routed in that gap must not find a closed one and be rescued at
-		// once.
-		next := make(chan struct{})
-		close(*n.trip.Swap(&next))
-		n.ident.Store(nil) // a server back from an outage may be a new one (endpoint.go)
+		// routed in that gap must not find a cancelled one and be rescued
+		// at once.
+		n.newTrip().cancel()
+		n.endpoint.reset() // a server back from an outage may be a new one (endpoint.go)
 	}
 }
 
@@ -359,7 +411,7 @@ func (n *node) suspect() {
 	if !n.c.cfg.Breaker || n.health.Tripped() {
 		return
 	}
-	now, every := time.Now().UnixNano(), int64(n.c.cfg.ProbeTimeout)
+	now, every := monoNow(), int64(n.c.cfg.ProbeTimeout)
 	last := n.suspected.Load()
 	if now-last < every || !n.suspected.CompareAndSwap(last, now) {
 		return
@@ -385,4 +437,37 @@ func hedgeArgs(args []driver.NamedValue) []driver.NamedValue {
 		}
 	}
 	return cp
+}
+
+// tripChild is the connection's child context of n's trip context, made
+// anew once the node tripped (or on first use): a read whose context
+// cannot end runs with it.
+func (vc *conn) tripChild(n *node) context.Context {
+	for i := range vc.trips {
+		if t := &vc.trips[i]; t.n == n {
+			if t.ctx.Err() == nil {
+				return t.ctx
+			}
+			t.ctx, t.cancel = context.WithCancel(n.trip.Load().ctx)
+			return t.ctx
+		}
+	}
+	ctx, cancel := context.WithCancel(n.trip.Load().ctx)
+	vc.trips = append(vc.trips, connTrip{n, ctx, cancel})
+	return ctx
+}
+
+// connTrip is a connection's child context of one node's trip context.
+type connTrip struct {
+	n      *node
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// closeTrips releases the connection's trip contexts from their nodes'.
+func (vc *conn) closeTrips() {
+	for _, t := range vc.trips {
+		t.cancel()
+	}
+	vc.trips = nil
 }

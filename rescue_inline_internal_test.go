@@ -9,8 +9,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/rwpool/rwpool/dsn"
 )
 
 // honourDriver's connections honour contexts as mysql and pgx do: a
@@ -121,15 +119,8 @@ func openHonourC(t *testing.T, extra string) (*sql.DB, *Connector, string) {
 	if !strings.Contains(extra, "check_interval") {
 		base += ";check_interval=50ms"
 	}
-	cfg, err := dsn.Parse(base + extra)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := NewConnector(cfg, honoursContext)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := sql.OpenDB(c)
+	db := openHonouring(t, base+extra)
+	c := connectorOf(db)
 	t.Cleanup(func() {
 		for _, n := range []string{p, r1, r2} {
 			honour.setHang(n, false)
@@ -224,22 +215,26 @@ func TestInlineRowsRescued(t *testing.T) {
 }
 
 // A read without a deadline on the inline path is handed the caller's
-// context, one that can never end: a driver that honours contexts would
-// otherwise watch every such statement with a goroutine of its own (see
-// the top of rescue.go). With a deadline, or with hedging on, the driver
-// gets rwpool's readCtx.
+// context, one that can never end, unless the driver ties a statement to
+// a context cheaply (pgx: cheapCtx): go-sql-driver/mysql would otherwise
+// watch every such statement with a goroutine of its own (see the top of
+// rescue.go). With a deadline, or with hedging on, the driver gets
+// rwpool's readCtx.
 func TestInlineBackgroundNotWatched(t *testing.T) {
 	for _, tc := range []struct {
 		name, extra string
+		cheap       bool
 		deadline    bool
 		wantDone    bool
 	}{
-		{"background", "", false, false},
-		{"deadline", "", true, true},
-		{"background-hedged", ";hedge_after=1h", false, true},
+		{"background", "", false, false, false},
+		{"background-pgx", "", true, false, true},
+		{"deadline", "", false, true, true},
+		{"background-hedged", ";hedge_after=1h", false, false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			db, _ := openHonour(t, tc.extra)
+			db, c, _ := openHonourC(t, tc.extra)
+			c.cheapCtx = tc.cheap // before the first read
 			ctx := context.Background()
 			if tc.deadline {
 				var cancel context.CancelFunc
@@ -258,6 +253,39 @@ func TestInlineBackgroundNotWatched(t *testing.T) {
 				t.Errorf("driver got a readCtx: %v, want %v", isRead, tc.wantDone)
 			}
 		})
+	}
+}
+
+// On a driver that ties contexts cheaply (pgx), a read without a deadline
+// is rescued when its node trips: its context is the connection's child of
+// the node's trip context.
+func TestInlineBackgroundRescue(t *testing.T) {
+	db, c, name := openHonourC(t, ";check_interval=1h")
+	c.cheapCtx = true // before the first read
+	honour.setHang(name+"-r1", true)
+	honour.setHang(name+"-r2", true)
+	done := make(chan error, 1)
+	go func() {
+		var node string
+		done <- db.QueryRowContext(context.Background(), "SELECT node").Scan(&node)
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for c.replicas[0].pool.Stat().InUse+c.replicas[1].pool.Stat().InUse == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("read not in flight")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	for _, n := range c.replicas {
+		n.health.Trip(io.ErrUnexpectedEOF)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("read not rescued")
 	}
 }
 

@@ -135,3 +135,12 @@ func (b *background) close(d time.Duration) {
 	b.mu.Unlock()
 	waitBounded(&b.wg, d)
 }
+
+// monoStart anchors monoNow.
+var monoStart = time.Now()
+
+// monoNow returns nanoseconds on the monotonic clock, for rate limits: a
+// step of the system clock (NTP) must not suppress probes for as long as
+// the step. It starts a day in, so that 0 ("never") is older than any
+// limit from the process's first moment.
+func monoNow() int64 { return int64(time.Since(monoStart) + 24*time.Hour) }

@@ -40,7 +40,9 @@
 #   RWPOOL_SKIP_VET=1       don't run go vet
 #   RWPOOL_FUZZTIME=15s     time per fuzz target in a full run (0: none)
 #   (Debian's chromium is installed with apt-get when missing and this runs
-#   as root: the demo report's rendering test uses it.)
+#   as root: the demo report's rendering test uses it; so are pgpool2 and
+#   haproxy, which the bench's proxy test runs via scripts/proxies.sh,
+#   torn down again at the end.)
 #   RWPOOL_CLUSTER_DIR, RWPOOL_PG_PORT_BASE, RWPOOL_MY_PORT_BASE,
 #   RWPOOL_READY_TIMEOUT    passed on to scripts/cluster.sh
 # CI=true is expected to be set by CI itself (tests then fail instead of
@@ -50,6 +52,7 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CLUSTER="$ROOT/scripts/cluster.sh"
+PROXIES="$ROOT/scripts/proxies.sh"
 # -p 1: one test binary at a time. The root package's fault and chaos
 # tests assert latency bounds (fail fast under 1 ms, p99 under 100 ms) on a
 # 2-core machine; another package's race-enabled tests running beside them
@@ -64,6 +67,12 @@ log() { printf '[test %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 cleanup() {
     local rc=$?
     trap - EXIT INT TERM
+    # The bench's proxies (Pgpool-II, HAProxy) in front of the cluster: the
+    # command module's tests stop them themselves; this catches a test that
+    # died first. Before the cluster: they hold connections to it.
+    if [ "${RWPOOL_KEEP_CLUSTER:-0}" != 1 ]; then
+        "$PROXIES" down || log "WARNING: proxies teardown failed"
+    fi
     if [ "$OWN_CLUSTER" -eq 1 ]; then
         if [ "${RWPOOL_KEEP_CLUSTER:-0}" = 1 ]; then
             log "RWPOOL_KEEP_CLUSTER=1: cluster left running; env: $RWPOOL_CLUSTER_DIR/env; stop it with $CLUSTER down"
@@ -128,6 +137,21 @@ ensure_chromium() {
         log "WARNING: installing chromium failed"
 }
 
+# ensure_proxies installs Debian's pgpool2 and haproxy when missing, as
+# ensure_chromium does: the command module's TestBenchProxiesSmoke runs
+# them in front of the cluster (and fails under CI=true without them).
+ensure_proxies() {
+    { command -v pgpool || [ -x /usr/sbin/pgpool ]; } >/dev/null 2>&1 &&
+        { command -v haproxy || [ -x /usr/sbin/haproxy ]; } >/dev/null 2>&1 && return 0
+    if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+        log "pgpool or haproxy missing (not root or no apt-get): install Debian's pgpool2 and haproxy packages for the bench's proxy tests"
+        return 0
+    fi
+    log "pgpool or haproxy missing; installing pgpool2 and haproxy via apt-get"
+    (export DEBIAN_FRONTEND=noninteractive && apt-get update -q && apt-get install -y -q pgpool2 haproxy) ||
+        log "WARNING: installing pgpool2 and haproxy failed"
+}
+
 main() {
     if [ -d /usr/local/go/bin ]; then PATH="/usr/local/go/bin:$PATH"; fi
     export PATH
@@ -143,6 +167,7 @@ main() {
     fi
 
     ensure_chromium
+    ensure_proxies
 
     # --- cluster ---
     # The EXIT trap tears the cluster down whatever happens; INT/TERM go

@@ -17,8 +17,9 @@ import (
 
 const benchUsage = `Usage: rwpool bench [flags]
 
-Measures rwpool against the bare driver and two other read/write splitters,
-gorm.io/plugin/dbresolver and github.com/tsenart/nap, on the project's real
+Measures rwpool against the bare driver, two other read/write splitters,
+gorm.io/plugin/dbresolver and github.com/tsenart/nap, and two proxies,
+Pgpool-II and HAProxy, on the project's real
 replicated clusters (scripts/cluster.sh: a PostgreSQL primary with two
 streaming standbys and a MariaDB primary with two GTID replicas on
 127.0.0.1), through lib/pq and go-sql-driver/mysql.
@@ -38,6 +39,14 @@ written by 'cluster.sh up', and leaves it running.
      rwpool-2r   rwpool, primary + replica1 + replica2 (with --variants)
      dbresolver  gorm + dbresolver, Sources=primary, Replicas=replica1
      nap         nap.Open(driver, "primary;replica1")
+     pgpool      Pgpool-II (PostgreSQL only) in front of the primary and both
+                 replicas, one *sql.DB on its port
+     haproxy     HAProxy: a write endpoint (primary) and a read endpoint
+                 (both replicas), a *sql.DB on each, reads to the read one
+   The proxies run with the configs of bench/proxies/, started by
+   scripts/proxies.sh up (with --env too; Debian's pgpool2 and haproxy are
+   installed with apt-get when missing), restarted before each of their
+   fault and failover scenarios, and stopped at the end.
    Each measurement opens the variant afresh (closed afterwards), checks
    that its reads land on the replica, runs it for --warmup (not
    measured) and then for --duration. The variants are interleaved in
@@ -51,19 +60,28 @@ written by 'cluster.sh up', and leaves it running.
    throughput within the noise floor, median p99 ratio <= 1.10. Then the
    latency distribution at the highest concurrency and rwpool's pool
    waits.
-2. Faults, for bare (to replica1), rwpool, dbresolver and nap: a steady
-   read load (--fault-goroutines workers, a read every --fault-pace each,
+2. Faults, for bare (to replica1), rwpool, dbresolver, nap and the
+   proxies: a steady read load (--fault-goroutines workers, a read every --fault-pace each,
    each read with its own --fault-timeout context) runs for --fault-steady;
-   then replica1 is killed (cluster.sh kill-node, SIGKILL) or hung
-   (hang-node, SIGSTOP), the load goes on for --fault-window, the fault is
-   undone (start-node / resume-node) and the cluster is waited for
-   (status, wait-sync) before the next variant. Reported: reads failed,
-   reads that took over 1s, and the time until traffic was normal again
-   (defined in the output). rwpool runs with its defaults
+   then replica1 meets the fault, the load goes on for --fault-window, the
+   fault is undone and the cluster is waited for (status, wait-sync)
+   before the next variant:
+     kill         killed (cluster.sh kill-node, SIGKILL; start-node)
+     hang         hung (hang-node, SIGSTOP; resume-node)
+     hang-hedged  hung while holding a quarter of the reads (replica1 and
+                  replica2 at weights 1:3), 1s deadlines; also rwpool with
+                  hedge_after=50ms;hedge_budget=30%
+     slow         answering 200ms late (both replicas behind forwarders,
+                  weights 1:1); also rwpool with balance=adaptive
+   Reported: reads failed, reads over 1s, the longest read, the p99 over
+   the fault, the time until traffic was normal again (defined in the
+   output) and rwpool's hedges per read. rwpool runs with its defaults
    check_interval=2s, probe_timeout=1s.
 3. Failover, under a mixed load (4 writers, 8 readers), for the bare
    driver, dbresolver, nap and rwpool (also with failover_wait=5s, and
-   with follow_promotion=on instead of an endpoint):
+   with follow_promotion=on instead of an endpoint), Pgpool-II (which
+   looks for the new primary itself) and HAProxy (its write server moved
+   and its sessions to the old primary cut with its runtime API):
      switchover  MariaDB: the primary set read-only, replica1 promoted,
                  the endpoint in front of the primary moved to it
      promotion   PostgreSQL: the primary killed, replica1 promoted
@@ -80,9 +98,9 @@ Flags:
   --rounds N            rounds of interleaved variants; median, min and max are shown (default 5)
   --goroutines LIST     concurrency levels (default 1,8,64)
   --drivers LIST        postgres (lib/pq), mysql (go-sql-driver/mysql) (default postgres,mysql)
-  --variants LIST       bare, bare-again, rwpool, rwpool-2r, dbresolver, nap
-                        (default bare,rwpool,dbresolver,nap,bare-again)
-  --faults LIST         kill, hang, or none (default kill,hang)
+  --variants LIST       bare, bare-again, rwpool, rwpool-2r, dbresolver, nap, pgpool, haproxy
+                        (default bare,rwpool,dbresolver,nap,pgpool,haproxy,bare-again)
+  --faults LIST         kill, hang, hang-hedged, slow, or none (default: all)
   --fault-steady D      load before the fault (default 1s)
   --fault-window D      load after the fault, before undoing it (default 8s)
   --fault-goroutines N  workers of the fault load (default 8)
@@ -93,7 +111,7 @@ Flags:
   --failover-variants LIST
                         bare, dbresolver, nap, rwpool, rwpool-wait (failover_wait=5s),
                         rwpool-follow (follow_promotion=on, no endpoint),
-                        rwpool-follow-wait (both) (default: all)
+                        rwpool-follow-wait (both), pgpool, haproxy (default: all)
   --failover-window D   load after the endpoint moves, before the topology is
                         restored (default 8s)
   --no-throughput       skip the throughput measurements
@@ -107,9 +125,13 @@ Flags:
   --my-port N           MariaDB primary port; replicas +1, +2 (default 55506)
   --cluster-script F    scripts/cluster.sh (default: found from the current directory up)
   --keep-cluster        leave the cluster it brought up running
-  --markdown FILE       also write the report as Markdown (e.g. BENCHMARKS.md)
+  --markdown FILE       also write the report as Markdown (e.g. BENCHMARKS.md), with
+                        SVG charts it links to
+  --charts DIR          where the charts go (default: benchmarks/ next to the
+                        --markdown file); with --splice, only the charts of the
+                        sections measured are written
 
-A default run takes about 12 minutes on a 2-core machine.
+A default run takes about 25 minutes on a 2-core machine (with the proxies).
 
 Examples:
   go run ./cmd/rwpool bench --markdown BENCHMARKS.md     (from a clone of the repository)
@@ -143,15 +165,24 @@ type benchOpts struct {
 	script           string
 	keepCluster      bool
 	markdown         string
+	chartsDir        string
 	args             []string // as given, for the command line to reproduce the run
 }
 
 // Everything bench knows how to run.
 var (
 	benchDrivers  = []string{"postgres", "mysql"}
-	benchVariants = []string{"bare", "bare-again", "rwpool", "rwpool-2r", "dbresolver", "nap"}
-	benchFaults   = []string{"kill", "hang"}
+	benchVariants = []string{"bare", "bare-again", "rwpool", "rwpool-2r", "dbresolver", "nap", "pgpool", "haproxy"}
 )
+
+// benchFaults are the fault scenarios, by name.
+func benchFaults() []string {
+	var out []string
+	for _, s := range faultScenarios {
+		out = append(out, s.name)
+	}
+	return out
+}
 
 // benchFailovers and benchFailoverVariants are the failover scenarios and
 // their variants, by name.
@@ -198,8 +229,8 @@ func parseBenchFlags(args []string, stdout, stderr io.Writer) (o benchOpts, stat
 	var gor []string
 	o = benchOpts{
 		drivers:  slices.Clone(benchDrivers),
-		variants: []string{"bare", "rwpool", "dbresolver", "nap", "bare-again"},
-		faults:   slices.Clone(benchFaults),
+		variants: []string{"bare", "rwpool", "dbresolver", "nap", "pgpool", "haproxy", "bare-again"},
+		faults:   benchFaults(),
 		args:     args,
 
 		failovers:        benchFailovers(),
@@ -231,6 +262,7 @@ func parseBenchFlags(args []string, stdout, stderr io.Writer) (o benchOpts, stat
 	fs.StringVar(&o.script, "cluster-script", "", "")
 	fs.BoolVar(&o.keepCluster, "keep-cluster", false, "")
 	fs.StringVar(&o.markdown, "markdown", "", "")
+	fs.StringVar(&o.chartsDir, "charts", "", "")
 	pos, status, done := parseFlags(fs, benchUsage, args, stdout, stderr)
 	if done {
 		return o, status, true
@@ -258,7 +290,7 @@ func parseBenchFlags(args []string, stdout, stderr io.Writer) (o benchOpts, stat
 	for _, c := range []struct {
 		flag      string
 		got, have []string
-	}{{"--drivers", o.drivers, benchDrivers}, {"--variants", o.variants, benchVariants}, {"--faults", o.faults, benchFaults},
+	}{{"--drivers", o.drivers, benchDrivers}, {"--variants", o.variants, benchVariants}, {"--faults", o.faults, benchFaults()},
 		{"--failovers", o.failovers, benchFailovers()}, {"--failover-variants", o.failoverVariants, benchFailoverVariants()}} {
 		for _, v := range c.got {
 			if !slices.Contains(c.have, v) {
@@ -291,6 +323,8 @@ func parseBenchFlags(args []string, stdout, stderr io.Writer) (o benchOpts, stat
 		return bad("--failover-window must be at least 2s (writes are normal again after 1s of normal traffic)")
 	case o.splice && o.markdown == "":
 		return bad("--splice needs --markdown FILE")
+	case o.chartsDir != "" && o.markdown == "":
+		return bad("--charts needs --markdown FILE")
 	case o.faultGoroutines < 1 || o.faultGoroutines > 1024:
 		return bad("--fault-goroutines must be between 1 and 1024, got %d", o.faultGoroutines)
 	case o.pgPort < 1 || o.pgPort > 65533 || o.myPort < 1 || o.myPort > 65533:
@@ -354,7 +388,22 @@ func benchMain(ctx context.Context, o benchOpts, out io.Writer) (err error) {
 			return err
 		}
 	}
+	if usesProxies(o) {
+		logf("starting the proxies: %s up", cl.proxyScript())
+		if err := cl.startProxies(ctx); err != nil {
+			return err
+		}
+		defer func() {
+			logf("stopping the proxies")
+			if derr := cl.stopProxies(); derr != nil {
+				err = errors.Join(err, derr)
+			}
+		}()
+	}
 	rep := &benchReport{opts: o, started: start}
+	if usesProxies(o) {
+		rep.proxyCfg = proxyConfigSection(filepath.Dir(filepath.Dir(cl.script)))
+	}
 	rep.machine = describeMachine(ctx, cl)
 	rep.changes = loadChanges(filepath.Dir(filepath.Dir(cl.script)))
 	rep.shimCost = loadShimCost(filepath.Dir(filepath.Dir(cl.script)))
@@ -370,7 +419,8 @@ func benchMain(ctx context.Context, o benchOpts, out io.Writer) (err error) {
 	}
 	for _, drv := range o.drivers {
 		for _, f := range o.faults {
-			res, err := runFaults(ctx, o, cl, cl.driver(drv), f, logf)
+			sc, _ := faultScenarioNamed(f)
+			res, err := runFaults(ctx, o, cl, cl.driver(drv), sc, logf)
 			rep.faults = append(rep.faults, res...)
 			if err != nil {
 				return err
@@ -397,6 +447,11 @@ func benchMain(ctx context.Context, o benchOpts, out io.Writer) (err error) {
 	fmt.Fprintln(out)
 	fmt.Fprint(out, rep.text())
 	if o.markdown != "" {
+		files, err := rep.writeCharts(o.markdown, chartsDir(o.markdown, o.chartsDir))
+		if err != nil {
+			return err
+		}
+		logf("wrote %d charts into %s", len(files), chartsDir(o.markdown, o.chartsDir))
 		md := rep.markdown()
 		if o.splice {
 			old, err := os.ReadFile(o.markdown)

@@ -18,16 +18,18 @@ import (
 // cluster is a running scripts/cluster.sh cluster, as its env file
 // describes it.
 type cluster struct {
-	env    map[string]string
-	script string // cluster.sh, absolute
-	dir    string // RWPOOL_CLUSTER_DIR
+	env     map[string]string
+	script  string   // cluster.sh, absolute
+	dir     string   // RWPOOL_CLUSTER_DIR
+	proxies *proxies // started by startProxies, or nil
 }
 
 // benchDriver is one engine of the cluster, reached through one driver:
 // lib/pq for PostgreSQL, go-sql-driver/mysql for MariaDB.
 type benchDriver struct {
 	*testcluster.Backend
-	label string // for the report
+	label   string          // for the report
+	proxies *proxyEndpoints // the proxies in front of this engine, or nil
 }
 
 // loadCluster reads the env file of a running cluster.
@@ -160,7 +162,7 @@ func (c *cluster) waitHealthy(ctx context.Context) error {
 func (c *cluster) driver(name string) benchDriver {
 	env, _ := testcluster.Read(func(k string) string { return c.env[k] })
 	if name == "postgres" {
-		return benchDriver{env.Backend(testcluster.Postgres), "lib/pq → PostgreSQL"}
+		return benchDriver{env.Backend(testcluster.Postgres), "lib/pq → PostgreSQL", c.proxies.endpoints(name)}
 	}
-	return benchDriver{env.Backend(testcluster.MariaDB), "go-sql-driver/mysql → MariaDB"}
+	return benchDriver{env.Backend(testcluster.MariaDB), "go-sql-driver/mysql → MariaDB", c.proxies.endpoints(name)}
 }

@@ -49,6 +49,11 @@ var failoverVariants = []failoverVariant{
 	{id: "rwpool-wait", kind: "rwpool", extra: "failover_wait=5s"},
 	{id: "rwpool-follow", kind: "rwpool", extra: "follow_promotion=on", direct: true},
 	{id: "rwpool-follow-wait", kind: "rwpool", extra: "follow_promotion=on;failover_wait=5s", direct: true},
+	// The proxies are the endpoint themselves: Pgpool-II looks for the new
+	// primary on its own; HAProxy's write server is moved (and its sessions
+	// to the old primary cut) with its runtime API, as failover tooling would.
+	{id: "pgpool", kind: "pgpool", direct: true},
+	{id: "haproxy", kind: "haproxy", direct: true},
 }
 
 // failoverScenario is one way the primary goes away.
@@ -87,7 +92,12 @@ type failoverRow struct {
 	lostBeforeFault                  int           // of which acknowledged before the fault (asynchronous replication)
 	reads, failedReads               int
 	firstWriteErr, firstReadErr      string
-	stuck                            int // operations still running when the bench gave up on them
+	stuck                            int    // operations still running when the bench gave up on them
+	skip                             string // why the variant cannot run this scenario ("" if it ran)
+	// For the charts: every operation, the fault (the fault command's
+	// return) and the stop, in time since the load began.
+	writeSamples, readSamples []sample
+	faultAt, stopAt           time.Duration
 }
 
 // selectedFailoverVariants are the variants --failover-variants names, in
@@ -115,6 +125,11 @@ func runFailovers(ctx context.Context, o benchOpts, cl *cluster, d benchDriver, 
 		row, err := runFailover(ctx, o, cl, d, s, v)
 		if err != nil {
 			return rows, fmt.Errorf("failover %s, %s: %w", s.name, v.name(), err)
+		}
+		if row.skip != "" {
+			logf("  %s", row.skip)
+			rows = append(rows, row)
+			continue
 		}
 		logf("  fault command %s, moved after %s; writes: %d, %d failed, back after %s, normal again %s, %d lost; reads: %d, %d failed",
 			fmtDur(row.faultCmd), fmtDur(row.moved), row.writes, row.failedWrites, row.backText(), row.normalText(), row.lost, row.reads, row.failedReads)
@@ -187,6 +202,8 @@ func openFailoverVariant(v failoverVariant, d benchDriver, primary string) (clie
 		}
 		db.SetMaxIdleConns(maxIdle)
 		return napReader{db}, nil
+	case "pgpool", "haproxy":
+		return openProxyVariant(v.kind, d)
 	}
 	return nil, fmt.Errorf("unknown variant kind %q", v.kind)
 }
@@ -196,6 +213,9 @@ func openFailoverVariant(v failoverVariant, d benchDriver, primary string) (clie
 func runFailover(ctx context.Context, o benchOpts, cl *cluster, d benchDriver, s failoverScenario, v failoverVariant) (row failoverRow, err error) {
 	row = failoverRow{driver: d.Driver, label: d.label, scenario: s.name, variant: v.name()}
 	primaryPort, newPrimary := portOf(d.Primary), d.Replicas[0]
+	if row.skip = proxySkip(v.kind, d.Driver); row.skip != "" {
+		return row, nil
+	}
 
 	// The table, written through the bare driver on the primary.
 	setup, err := sql.Open(d.Driver, d.NodeDSN(d.Primary))
@@ -212,6 +232,9 @@ func runFailover(ctx context.Context, o benchOpts, cl *cluster, d benchDriver, s
 		return row, err
 	}
 
+	if err := cl.freshProxy(ctx, v.kind); err != nil {
+		return row, err
+	}
 	primary := d.Primary
 	var ep *faultproxy.Proxy
 	if !v.direct {
@@ -362,6 +385,11 @@ func runFailover(ctx context.Context, o benchOpts, cl *cluster, d benchDriver, s
 			return row, err
 		}
 	}
+	if v.kind == "haproxy" {
+		if err := moveHAProxyWrite(ctx, d.proxies, newPrimary); err != nil {
+			return row, err
+		}
+	}
 	row.moved = time.Since(begin) - faultAt
 	if !sleepCtx(ctx, faultAt+row.moved+o.failoverWindow-time.Since(begin)) {
 		return row, ctx.Err()
@@ -386,6 +414,7 @@ func runFailover(ctx context.Context, o benchOpts, cl *cluster, d benchDriver, s
 		window = append(window, sample{start: start, end: stopAt})
 	}
 	row.stuck = len(stuck)
+	row.writeSamples, row.readSamples, row.faultAt, row.stopAt = ws, rs, faultAt, stopAt
 	row.writes, row.reads = len(ws), len(rs)
 	row.normal, row.normalOK = timeToNormal(window, faultAt, stopAt)
 	for _, s := range ws {
@@ -474,8 +503,13 @@ func (r *benchReport) failoverTables() []table {
 			out = append(out, table{title: title,
 				head: []string{"variant", "moved", "writes", "failed", "writes back", "normal again", "longest",
 					"lost", "reads", "failed reads", "first error"},
-				right: []bool{false, true, true, true, false, false, true, true, true, true, false}})
+				right: []bool{false, true, true, true, false, false, true, true, true, true, false},
+				chart: r.chartFor(failoverChartName(f))})
 			cur = &out[len(out)-1]
+		}
+		if f.skip != "" {
+			cur.rows = append(cur.rows, []string{f.variant, "—", "—", "—", "—", "—", "—", "—", "—", "—", f.skip})
+			continue
 		}
 		var notes []string
 		if f.stuck > 0 {

@@ -54,10 +54,18 @@ uses a running cluster instead; `+"`rwpool bench --help`"+` lists the flags.
 		for _, t := range r.throughputTables() {
 			b.WriteString(t.markdown() + "\n")
 		}
+		if c := r.throughputCharts(); c != "" {
+			b.WriteString(strings.TrimPrefix(c, "\n") + "\n")
+		}
 	}
 
 	if len(r.faults) > 0 {
-		b.WriteString("## Faults\n\n```\n" + faultDefinitions(r.opts) + "```\n\n")
+		// Its own date and command, as Failover's.
+		fmt.Fprintf(&b, "## Faults\n\nMeasured on %s, in %s, with:\n\n    %s\n\n"+
+			"To measure only this section again and put it into this file, keeping the others:\n\n"+
+			"    go run ./cmd/rwpool bench --no-throughput --failovers none --no-memory --markdown BENCHMARKS.md --splice\n\n"+
+			"```\n%s```\n\n",
+			r.started.UTC().Format("2006-01-02 15:04 UTC"), r.elapsed.Round(time.Second), r.commandLine(), faultDefinitions(r.opts))
 		for _, t := range r.faultTables() {
 			b.WriteString(t.markdown() + "\n")
 		}
@@ -73,6 +81,9 @@ uses a running cluster instead; `+"`rwpool bench --help`"+` lists the flags.
 		for _, t := range r.failoverTables() {
 			b.WriteString(t.markdown() + "\n")
 		}
+	}
+	if r.proxyCfg != "" {
+		b.WriteString(r.proxyCfg + "\n")
 	}
 	if !r.opts.noMemory {
 		b.WriteString(`## Memory
@@ -112,6 +123,9 @@ func (r *benchReport) measuredSections() []string {
 	}
 	if len(r.failovers) > 0 {
 		out = append(out, "Failover")
+	}
+	if r.proxyCfg != "" {
+		out = append(out, "Proxy configurations")
 	}
 	if !r.opts.noMemory {
 		out = append(out, "Memory")
@@ -172,7 +186,7 @@ func spliceMarkdown(old, md string, measured []string) string {
 // sectionsAfter lists the sections that come after title in the report,
 // nearest first.
 func sectionsAfter(title string) []string {
-	order := []string{"Throughput and latency", "Faults", "Failover", "Memory", "Comparing changes with benchstat"}
+	order := []string{"Throughput and latency", "Faults", "Failover", "Proxy configurations", "Memory", "Comparing changes with benchstat"}
 	if i := slices.Index(order, title); i >= 0 {
 		return order[i+1:]
 	}

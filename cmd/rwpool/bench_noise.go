@@ -383,9 +383,9 @@ func variantLabel(v string) string {
 // shimCostFile is the benchstat record of the shim's own cost per
 // statement over a no-op driver, which leads the throughput section: it
 // is the figure this machine resolves, the end-to-end ones are not.
-const shimCostFile = "04-shim-cost.md"
+const shimCostFile = "06-shim-cost.md"
 
-// loadShimCost reads benchstat/04-shim-cost.md of the repository at root;
+// loadShimCost reads benchstat/06-shim-cost.md of the repository at root;
 // "" when it is missing.
 func loadShimCost(root string) string {
 	b, err := os.ReadFile(filepath.Join(root, "benchstat", shimCostFile))

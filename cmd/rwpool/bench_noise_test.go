@@ -77,7 +77,7 @@ func TestPoolDelta(t *testing.T) {
 	}
 }
 
-// TestShimCostLeadsThroughput: benchstat/04-shim-cost.md leads the
+// TestShimCostLeadsThroughput: benchstat/06-shim-cost.md leads the
 // throughput section and is not repeated among the speed-ups.
 func TestShimCostLeadsThroughput(t *testing.T) {
 	root := t.TempDir()

@@ -17,7 +17,13 @@ type benchReport struct {
 	failovers  []failoverRow
 	memory     memoryResult
 	changes    []string // measured speed-ups (benchstat/*.md of the repository), verbatim
-	shimCost   string   // benchstat/04-shim-cost.md of the repository, verbatim
+	shimCost   string   // benchstat/06-shim-cost.md of the repository, verbatim
+
+	// The charts, by file name (writeCharts), and their directory
+	// relative to the Markdown file.
+	charts    map[string]chart
+	chartLink string
+	proxyCfg  string // the proxies' configurations section (Markdown), "" without proxies
 }
 
 // table is one table of the report, rendered as text or Markdown.
@@ -26,6 +32,8 @@ type table struct {
 	head  []string
 	rows  [][]string
 	right []bool // right-aligned columns (numbers)
+
+	chart chartRef // drawn under the table in Markdown; none when its path is ""
 }
 
 // text renders t with aligned columns.
@@ -87,6 +95,7 @@ func (t table) markdown() string {
 		}
 		b.WriteString("\n")
 	}
+	b.WriteString(t.chart.markdown())
 	return b.String()
 }
 
@@ -129,8 +138,12 @@ func (r *benchReport) throughputTables() []table {
 				spreadOf(t.field(figQPS)).count(), spreadOf(t.field(figP50)).dur(), spreadOf(t.field(figP99)).dur(),
 				fmt.Sprintf("%.1f", t.allocs), fmt.Sprint(t.errs)})
 		}
+		main.rows = append(main.rows, proxySkipRows(r.opts.variants, drv, len(main.head))...)
 		out = append(out, main)
 		out = append(out, r.noiseTables(drv, labels[i])...)
+		if pt, ok := proxyRatioTable(r.throughput, drv, labels[i]); ok {
+			out = append(out, pt)
+		}
 	}
 	return out
 }
@@ -147,19 +160,29 @@ func (r *benchReport) faultTables() []table {
 	var out []table
 	var cur *table
 	for _, f := range r.faults {
-		title := fmt.Sprintf("replica1 %s, %s", map[string]string{"kill": "killed (SIGKILL)", "hang": "hung (SIGSTOP)"}[f.fault], f.label)
+		sc, _ := faultScenarioNamed(f.fault)
+		title := fmt.Sprintf("%s, %s read deadlines, %s", sc.title, sc.deadline(r.opts), f.label)
 		if cur == nil || cur.title != title {
 			out = append(out, table{title: title,
-				head:  []string{"variant", "reads", "failed", ">1s", "normal again", "first error"},
-				right: []bool{false, true, true, true, false, false}})
+				head:  []string{"variant", "reads", "failed", ">1s", "longest", "p99", "normal again", "hedges/read", "first error"},
+				right: []bool{false, true, true, true, true, true, false, true, false},
+				chart: r.chartFor(faultChartName(f))})
 			cur = &out[len(out)-1]
+		}
+		if f.skip != "" {
+			cur.rows = append(cur.rows, []string{f.variant, "—", "—", "—", "—", f.skip})
+			continue
 		}
 		note := shorten(f.firstErr, 90)
 		if f.stuck > 0 {
 			note = fmt.Sprintf("%d reads still stuck when the bench gave up on them; ", f.stuck) + note
 		}
+		hedges := f.hedgeText("")
+		if hedges == "" {
+			hedges = "—"
+		}
 		cur.rows = append(cur.rows, []string{f.variant, fmt.Sprint(f.requests), fmt.Sprint(f.failed), fmt.Sprint(f.hung),
-			f.recoveryText(), note})
+			fmtDur(f.longest), fmtDur(f.p99), f.recoveryText(), hedges, note})
 	}
 	return out
 }

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"encoding/xml"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -51,16 +54,32 @@ func sampleReport() *benchReport {
 		row.qps, row.p50, row.p99 = t.qps[1], time.Duration(t.p50[1])*us, time.Duration(t.p99[1])*us
 		r.throughput = append(r.throughput, row)
 	}
-	r.faults = []faultRow{
-		{driver: "mysql", label: "go-sql-driver/mysql → MariaDB", fault: "kill", variant: "bare", requests: 900, failed: 700,
-			firstErr: "invalid connection"},
-		{driver: "mysql", label: "go-sql-driver/mysql → MariaDB", fault: "kill", variant: "rwpool", requests: 1600, recovered: true},
-		{driver: "mysql", label: "go-sql-driver/mysql → MariaDB", fault: "hang", variant: "rwpool", requests: 1200, failed: 8, hung: 8,
-			recovered: true, recovery: 5030 * time.Millisecond, firstErr: "context deadline exceeded"},
-		{driver: "mysql", label: "go-sql-driver/mysql → MariaDB", fault: "hang", variant: "nap", requests: 100, failed: 20, hung: 28,
-			stuck: 8, firstErr: "context deadline exceeded | x"},
-	}
 	ms := time.Millisecond
+	my := "go-sql-driver/mysql → MariaDB"
+	r.faults = []faultRow{
+		{driver: "mysql", label: my, fault: "kill", variant: "bare", requests: 900, failed: 700,
+			longest: 12 * ms, p99: 3 * ms, firstErr: "invalid connection"},
+		{driver: "mysql", label: my, fault: "kill", variant: "rwpool", requests: 1600, recovered: true,
+			longest: 40 * ms, p99: 2 * ms, hedgesKnown: true},
+		{driver: "mysql", label: my, fault: "hang", variant: "rwpool", requests: 1200, failed: 8, hung: 8,
+			recovered: true, recovery: 5030 * time.Millisecond, longest: 5 * time.Second, p99: 5 * time.Second,
+			hedgesKnown: true, firstErr: "context deadline exceeded"},
+		{driver: "mysql", label: my, fault: "hang", variant: "nap", requests: 100, failed: 20, hung: 28,
+			longest: 25 * time.Second, p99: 5 * time.Second, stuck: 8, firstErr: "context deadline exceeded | x"},
+		{driver: "mysql", label: my, fault: "hang-hedged", variant: "rwpool hedge_after=50ms hedge_budget=30%", requests: 6000,
+			recovered: true, recovery: 100 * ms, longest: 120 * ms, p99: 55 * ms, hedges: 0.0423, hedgesKnown: true},
+		{driver: "mysql", label: my, fault: "slow", variant: "rwpool balance=adaptive", requests: 6000,
+			recovered: true, recovery: 700 * ms, longest: 230 * ms, p99: 9 * ms, hedgesKnown: true},
+	}
+	// Samples for the charts: a read every 10ms for 3s, failing from the
+	// fault at 1s to its undo at 2s.
+	for i := range r.faults {
+		f := &r.faults[i]
+		f.faultAt, f.undoAt = time.Second, 2*time.Second
+		for at := time.Duration(0); at < 3*time.Second; at += 10 * ms {
+			f.samples = append(f.samples, sample{start: at, end: at + ms, failed: at >= f.faultAt && at < f.undoAt && f.failed > 0})
+		}
+	}
 	r.failovers = []failoverRow{
 		{driver: "mysql", label: "go-sql-driver/mysql → MariaDB", scenario: "switchover", variant: "bare", moved: 400 * ms,
 			writes: 3700, failedWrites: 3250, longest: 170 * ms, reads: 7300, firstWriteErr: "Error 1290 (HY000): read-only"},
@@ -68,6 +87,14 @@ func sampleReport() *benchReport {
 			writes: 3600, back: 750 * ms, backOK: true, normal: 760 * ms, normalOK: true, longest: 770 * ms, reads: 7200},
 		{driver: "postgres", label: "lib/pq → PostgreSQL", scenario: "promotion", variant: "nap", moved: 250 * ms,
 			writes: 3500, failedWrites: 190, back: 280 * ms, backOK: true, longest: 100 * ms, lost: 3, lostBeforeFault: 3, reads: 7000},
+	}
+	for i := range r.failovers {
+		f := &r.failovers[i]
+		f.faultAt, f.stopAt = 1500*ms, 4*time.Second
+		for at := time.Duration(0); at < f.stopAt; at += 20 * ms {
+			f.writeSamples = append(f.writeSamples, sample{start: at, end: at + ms, failed: f.failedWrites > 0 && at > f.faultAt})
+			f.readSamples = append(f.readSamples, sample{start: at, end: at + ms})
+		}
 	}
 	r.memory = memoryResult{driver: "postgres", conns: 50, bareConn: 6656, rwpoolConn: 512, rwpoolStmt: 700, nodes: 64,
 		perNode: 4300, perNodeHeap: 2764, perNodeStack: 1536}
@@ -95,14 +122,18 @@ func TestBenchReportText(t *testing.T) {
 		`Latency distribution at 8 goroutines, lib/pq → PostgreSQL`,
 		`(?m)^  rwpool +0 +50% +0 +50% +0 +0 +0 +2\.20ms +0\.90 / 1\.10$`,
 		`(?m)^ +8 +111000 \(108000–114000\) +1 \(0–2\) +1\.00ms \(0µs–2\.00ms\) +1 \(1–1\) +8 \(8–8\) of 100$`,
-		`replica1 killed \(SIGKILL\), go-sql-driver/mysql → MariaDB`,
-		`(?m)^  bare +900 +700 +0 never \(within window\) invalid connection$`,
-		`(?m)^  rwpool +1600 +0 +0 0 \(no disruption\)$`,
-		`replica1 hung \(SIGSTOP\), go-sql-driver/mysql → MariaDB`,
-		`(?m)^  rwpool +1200 +8 +8 5\.03s +context deadline exceeded$`,
+		`replica1 killed \(SIGKILL\), 5s read deadlines, go-sql-driver/mysql → MariaDB`,
+		`(?m)^  bare +900 +700 +0 +12\.0ms +3\.00ms never \(within window\) +— invalid connection$`,
+		`(?m)^  rwpool +1600 +0 +0 +40\.0ms +2\.00ms 0 \(no disruption\) +0\.000$`,
+		`replica1 hung \(SIGSTOP\), 5s read deadlines, go-sql-driver/mysql → MariaDB`,
+		`(?m)^  rwpool +1200 +8 +8 +5\.00s +5\.00s 5\.03s +0\.000 context deadline exceeded$`,
+		`replica1 hung \(SIGSTOP\), holding a quarter of the reads \(weights 1:3\), 1s read deadlines, go-sql-driver/mysql → MariaDB`,
+		`(?m)^  rwpool hedge_after=50ms hedge_budget=30% +6000 +0 +0 +120\.0ms +55\.0ms 100\.0ms +0\.042$`,
+		`replica1 slow \(\+200ms\), two equal replicas, 5s read deadlines, go-sql-driver/mysql → MariaDB`,
+		`(?m)^  rwpool balance=adaptive +6000 +0 +0 +230\.0ms +9\.00ms 700\.0ms +0\.000$`,
 		`8 reads still stuck`,
 		`check_interval=2s, probe_timeout=1s`,
-		`5s context timeout`,
+		`context deadline \(5s; 1s where the title says so\)`,
 		`open \*sql\.Conn, rwpool \(virtual: nothing dialled\) +0\.5 KiB`,
 		`=== failover`, `switchover behind an endpoint, go-sql-driver/mysql → MariaDB`,
 		`(?m)^  bare +400\.0ms +3700 +3250 never \(within window\) never \(within window\) 170\.0ms +0 +7300 +0 write: Error 1290 \(HY000\): read-only$`,
@@ -135,7 +166,8 @@ func TestBenchReportMarkdown(t *testing.T) {
 		"| 1 | dbresolver | 9000 (8000–9900) | 100µs (95µs–110µs) | 230µs (200µs–250µs) | 33.1 | 0 |\n",
 		"- `bare-again`: bare once more in each round",
 		"| 8 | 0.93 (0.90–0.95) | 1.00 (0.97–1.02) | SLOWER than the noise floor | 1.10 (1.05–1.20) | 1.00 (0.99–1.01) | meets target |\n",
-		"## Faults\n", "| rwpool | 1200 | 8 | 8 | 5.03s | context deadline exceeded |\n",
+		"## Faults\n", "| rwpool | 1200 | 8 | 8 | 5.00s | 5.00s | 5.03s | 0.000 | context deadline exceeded |\n",
+		"go run ./cmd/rwpool bench --no-throughput --failovers none --no-memory --markdown BENCHMARKS.md --splice\n",
 		`context deadline exceeded \| x |`, // a | in a cell is escaped
 		"## Failover\n", "go run ./cmd/rwpool bench --no-throughput --faults none --no-memory --markdown BENCHMARKS.md --splice\n",
 		"| rwpool failover_wait=5s | 700.0ms | 3600 | 0 | 750.0ms | 760.0ms | 770.0ms | 0 | 7200 | 0 |  |\n",
@@ -225,5 +257,107 @@ func TestSpliceMarkdown(t *testing.T) {
 	again := spliceMarkdown(md, r.markdown(), r.measuredSections())
 	if strings.Count(again, "## Failover") != 1 || strings.Contains(again, "| rwpool failover_wait=5s |") {
 		t.Errorf("second splice:\n%s", again)
+	}
+}
+
+// svgRoot parses b strictly as XML and returns its root element's name
+// and the values of every class attribute, in document order.
+func svgRoot(t *testing.T, name string, b []byte) (root string, classes []string) {
+	t.Helper()
+	dec := xml.NewDecoder(bytes.NewReader(b))
+	dec.Strict = true
+	depth := 0
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("%s: invalid XML: %v", name, err)
+		}
+		switch tok := tok.(type) {
+		case xml.StartElement:
+			if depth == 0 {
+				if root != "" {
+					t.Fatalf("%s: more than one root element", name)
+				}
+				root = tok.Name.Local
+			}
+			depth++
+			for _, a := range tok.Attr {
+				if a.Name.Local == "class" {
+					classes = append(classes, a.Value)
+				}
+			}
+		case xml.EndElement:
+			depth--
+		}
+	}
+	return root, classes
+}
+
+// TestBenchCharts: writeCharts writes a valid SVG file for the throughput
+// of each driver and for each fault and failover scenario (a panel per
+// variant), and the Markdown report links every one of them.
+func TestBenchCharts(t *testing.T) {
+	dir := t.TempDir()
+	md := filepath.Join(dir, "BENCHMARKS.md")
+	if got := chartsDir(md, ""); got != filepath.Join(dir, "benchmarks") {
+		t.Errorf("default charts dir %q", got)
+	}
+	r := sampleReport()
+	files, err := r.writeCharts(md, filepath.Join(dir, "docs", "bench"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	panels := map[string]int{
+		"throughput-postgres.svg": 0, "p99-postgres.svg": 0,
+		"fault-kill-mysql.svg": 2, "fault-hang-mysql.svg": 2, "fault-hang-hedged-mysql.svg": 1, "fault-slow-mysql.svg": 1,
+		"failover-switchover-mysql.svg": 2, "failover-promotion-postgres.svg": 1,
+	}
+	if len(files) != len(panels) {
+		t.Errorf("wrote %d files, want %d: %q", len(files), len(panels), files)
+	}
+	text := r.markdown()
+	for name, want := range panels {
+		f := filepath.Join(dir, "docs", "bench", name)
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		root, classes := svgRoot(t, name, b)
+		if root != "svg" {
+			t.Errorf("%s: root element %q", name, root)
+		}
+		count := func(c string) int {
+			return len(slices.DeleteFunc(slices.Clone(classes), func(s string) bool { return s != c }))
+		}
+		if want == 0 {
+			if count("bar") == 0 {
+				t.Errorf("%s: no bars", name)
+			}
+		} else if got := count("panel"); got != want {
+			t.Errorf("%s: %d panels, want %d", name, got, want)
+		} else if count("marker") != 2*want || count("span") != want || count("series") < 2*want {
+			t.Errorf("%s: markers, spans or series missing: %q", name, classes)
+		}
+		if !regexp.MustCompile(`(?m)^!\[[^\]\n]+\]\(docs/bench/` + regexp.QuoteMeta(name) + `\)$`).MatchString(text) {
+			t.Errorf("markdown does not show %s", name)
+		}
+	}
+	// Without --markdown charts (and the report with none) link nothing.
+	if strings.Contains(sampleReport().markdown(), "![") {
+		t.Error("a report whose charts were not written links some")
+	}
+}
+
+// TestPerBucket: operations are counted per 100 ms by their end, the
+// failed ones apart; those ending after the range are left out.
+func TestPerBucket(t *testing.T) {
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	ok, failed := perBucket([]sample{{end: ms(10)}, {end: ms(99)}, {end: ms(100), failed: true}, {end: ms(250)}, {end: ms(300)}}, ms(300))
+	if len(ok) != 3 || ok[0].Y != 2 || ok[1].Y != 0 || ok[2].Y != 1 || failed[1].Y != 1 || failed[0].Y != 0 || ok[2].X != 0.2 {
+		t.Errorf("perBucket: ok %v, failed %v", ok, failed)
 	}
 }

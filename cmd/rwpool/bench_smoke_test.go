@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rwpool/rwpool/internal/testcluster"
 )
@@ -21,7 +22,7 @@ func TestBenchSmoke(t *testing.T) {
 		t.Fatal("RWPOOL_CLUSTER_DIR is not set: source the cluster's env file")
 	}
 	md := filepath.Join(t.TempDir(), "BENCHMARKS.md")
-	st, out, errb := runCmd(t, "bench", "--env", filepath.Join(dir, "env"),
+	st, out, errb := runCmd(t, "bench", "--env", filepath.Join(dir, "env"), "--variants", "bare,rwpool,dbresolver,nap",
 		"--duration", "200ms", "--warmup", "50ms", "--rounds", "1", "--goroutines", "1,4",
 		"--faults", "hang", "--fault-steady", "300ms", "--fault-window", "2s", "--fault-timeout", "1s", "--failovers", "none",
 		"--markdown", md)
@@ -46,8 +47,8 @@ func TestBenchSmoke(t *testing.T) {
 		`(?m)^ +4 bare \(again\) +\d+\.\d\d +\d+\.\d\d +\d+\.\d\d +\d+\.\d\d +[-+]\d+\.\d$`,
 		`Latency distribution at 4 goroutines, go-sql-driver/mysql → MariaDB`,
 		`(?m)^ +4 +\d+ +\d+ +[0-9.]+(µs|ms) +\d+ +\d+ of 100$`,
-		`replica1 hung \(SIGSTOP\), lib/pq → PostgreSQL`,
-		`replica1 hung \(SIGSTOP\), go-sql-driver/mysql → MariaDB`,
+		`replica1 hung \(SIGSTOP\), 1s read deadlines, lib/pq → PostgreSQL`,
+		`replica1 hung \(SIGSTOP\), 1s read deadlines, go-sql-driver/mysql → MariaDB`,
 		`(?m)^  nap +\d+ +\d+ +\d+ `,
 		`open \*sql\.Conn, rwpool \(virtual: nothing dialled\) +[0-9.]+ KiB`,
 	} {
@@ -67,6 +68,86 @@ func TestBenchSmoke(t *testing.T) {
 	for _, want := range []string{"# Benchmarks", "## Machine", "## Faults", "## Memory", "benchstat old.txt new.txt"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("markdown lacks %q", want)
+		}
+	}
+	// The charts, next to the Markdown file, valid and shown.
+	for _, name := range []string{"throughput-postgres.svg", "p99-postgres.svg", "throughput-mysql.svg", "p99-mysql.svg",
+		"fault-hang-postgres.svg", "fault-hang-mysql.svg"} {
+		svg, err := os.ReadFile(filepath.Join(filepath.Dir(md), "benchmarks", name))
+		if err != nil {
+			t.Error(err)
+			continue
+		}
+		if root, _ := svgRoot(t, name, svg); root != "svg" {
+			t.Errorf("%s: root element %q", name, root)
+		}
+		if !strings.Contains(string(b), "](benchmarks/"+name+")") {
+			t.Errorf("markdown does not show %s", name)
+		}
+	}
+}
+
+// TestBenchSlowAndHedgedSmoke runs the hedged hang on MariaDB and the slow
+// replica on PostgreSQL with short windows, for rwpool's variants only,
+// and checks what hedging and balance=adaptive must show.
+func TestBenchSlowAndHedgedSmoke(t *testing.T) {
+	testcluster.Backends(t) // skips without the clusters, fails under CI=true
+	dir := os.Getenv("RWPOOL_CLUSTER_DIR")
+	if dir == "" {
+		t.Fatal("RWPOOL_CLUSTER_DIR is not set: source the cluster's env file")
+	}
+	cl, err := loadCluster(filepath.Join(dir, "env"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, st, done := parseBenchFlags([]string{"--variants", "rwpool", "--fault-steady", "500ms", "--fault-window", "2s", "--warmup", "100ms"}, nil, nil)
+	if done {
+		t.Fatalf("flags: status %d", st)
+	}
+	rep := &benchReport{opts: o}
+	for _, c := range []struct{ scenario, driver string }{{"hang-hedged", "mysql"}, {"slow", "postgres"}} {
+		sc, _ := faultScenarioNamed(c.scenario)
+		rows, err := runFaults(context.Background(), o, cl, cl.driver(c.driver), sc, t.Logf)
+		rep.faults = append(rep.faults, rows...)
+		if err != nil {
+			t.Fatalf("%s: %v", c.scenario, err)
+		}
+		if len(rows) != 2 || rows[0].variant != "rwpool" || !rows[0].hedgesKnown {
+			t.Fatalf("%s: rows %+v", c.scenario, rows)
+		}
+		plain, tuned := rows[0], rows[1]
+		if tuned.failed != 0 || tuned.stuck != 0 || len(tuned.samples) == 0 {
+			t.Errorf("%s: %s: %d failed, %d stuck, %d samples", c.scenario, tuned.variant, tuned.failed, tuned.stuck, len(tuned.samples))
+		}
+		if c.scenario == "hang-hedged" && (tuned.hedges <= 0 || tuned.longest >= time.Second) {
+			t.Errorf("hang-hedged: %s: %.3f hedges per read, longest %s", tuned.variant, tuned.hedges, tuned.longest)
+		}
+		if c.scenario == "slow" {
+			// The slow reads during the fault: about half of them with
+			// weights alone, a trickle with balance=adaptive.
+			slow := func(f faultRow) (n int) {
+				for _, s := range f.samples {
+					if s.start >= f.faultAt && s.start < f.undoAt && s.end-s.start >= slowBy {
+						n++
+					}
+				}
+				return n
+			}
+			if a, w := slow(tuned), slow(plain); plain.failed != 0 || a*2 >= w {
+				t.Errorf("slow: %d reads over %s with %s, %d with %s (%d failed): want under half", a, slowBy, tuned.variant, w, plain.variant, plain.failed)
+			}
+		}
+	}
+	text := rep.text()
+	t.Logf("report:\n%s", text)
+	for _, re := range []string{
+		`replica1 hung \(SIGSTOP\), holding a quarter of the reads \(weights 1:3\), 1s read deadlines, go-sql-driver/mysql → MariaDB`,
+		`(?m)^  rwpool hedge_after=50ms hedge_budget=30% +\d+ +0 +0 +\S+ +\S+ .* 0\.\d{3}$`,
+		`replica1 slow \(\+200ms\), two equal replicas, 5s read deadlines, lib/pq → PostgreSQL`,
+		`(?m)^  rwpool balance=adaptive +\d+ +0 +0 `,
+	} {
+		if !regexp.MustCompile(re).MatchString(text) {
+			t.Errorf("report does not match %q", re)
 		}
 	}
 }

@@ -14,11 +14,11 @@ func TestBenchFlags(t *testing.T) {
 	}
 	if o.duration != 3*time.Second || o.warmup != 500*time.Millisecond || o.rounds != 5 ||
 		!slices.Equal(o.goroutines, []int{1, 8, 64}) || !slices.Equal(o.drivers, []string{"postgres", "mysql"}) ||
-		!slices.Equal(o.variants, []string{"bare", "rwpool", "dbresolver", "nap", "bare-again"}) ||
-		!slices.Equal(o.faults, []string{"kill", "hang"}) || o.faultGoroutines != 8 ||
+		!slices.Equal(o.variants, []string{"bare", "rwpool", "dbresolver", "nap", "pgpool", "haproxy", "bare-again"}) ||
+		!slices.Equal(o.faults, []string{"kill", "hang", "hang-hedged", "slow"}) || o.chartsDir != "" || o.faultGoroutines != 8 ||
 		o.faultTimeout != 5*time.Second || o.faultWindow != 8*time.Second || o.faultSteady != time.Second ||
 		o.faultPace != 10*time.Millisecond || !slices.Equal(o.failovers, []string{"switchover", "promotion"}) ||
-		!slices.Equal(o.failoverVariants, []string{"bare", "dbresolver", "nap", "rwpool", "rwpool-wait", "rwpool-follow", "rwpool-follow-wait"}) ||
+		!slices.Equal(o.failoverVariants, []string{"bare", "dbresolver", "nap", "rwpool", "rwpool-wait", "rwpool-follow", "rwpool-follow-wait", "pgpool", "haproxy"}) ||
 		o.failoverWindow != 8*time.Second || o.noThroughput || o.splice || o.clusterDir != "/tmp/rwpool-bench" || o.pgPort != 55632 || o.myPort != 55506 {
 		t.Errorf("defaults: %+v", o)
 	}
@@ -55,6 +55,7 @@ func TestBenchUsageErrors(t *testing.T) {
 		{[]string{"--failover-variants", ","}, "--failover-variants: no variant given"},
 		{[]string{"--failover-window", "1s"}, "--failover-window must be at least 2s"},
 		{[]string{"--splice"}, "--splice needs --markdown FILE"},
+		{[]string{"--charts", "d"}, "--charts needs --markdown FILE"},
 		{[]string{"--duration", "0s"}, "--duration must be positive"},
 		{[]string{"--warmup", "-1s"}, "--warmup must not be negative"},
 		{[]string{"--rounds", "0"}, "--rounds must be at least 1"},
@@ -70,6 +71,41 @@ func TestBenchUsageErrors(t *testing.T) {
 		if st != exitUsage || out != "" || strings.Count(errb, "\n") != 1 || !strings.Contains(errb, tc.want) ||
 			!strings.HasPrefix(errb, "rwpool bench: ") {
 			t.Errorf("%q: status %d, stdout %q, stderr %q; want %q", tc.args, st, out, errb, tc.want)
+		}
+	}
+}
+
+// TestTimeToMostlyNormal: the slow replica's rule allows 1 % of slow
+// reads per second, no failure, and needs reads in every second.
+func TestTimeToMostlyNormal(t *testing.T) {
+	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	// steady returns good 5ms reads every 5ms in [from, to): 200 a second.
+	steady := func(from, to int) []sample {
+		var s []sample
+		for t := from; t+5 <= to; t += 5 {
+			s = append(s, sample{start: ms(t), end: ms(t + 5)})
+		}
+		return s
+	}
+	slow := func(at int) sample { return sample{start: ms(at), end: ms(at + 200)} }
+	const fault, end = 2000, 10000
+	for _, tc := range []struct {
+		name    string
+		samples []sample
+		want    time.Duration
+		ok      bool
+	}{
+		{"no disruption", steady(0, end), 0, true},
+		{"one slow read every 500ms is normal", append(steady(0, end), slow(2100), slow(2600), slow(3100), slow(3600)), 0, true},
+		{"three in one second are not", append(steady(0, end), slow(2950), slow(3000), slow(3050)), ms(1000), true},
+		{"a failure", append(steady(0, end), sample{start: ms(4000), end: ms(4001), failed: true}), ms(2100), true},
+		{"a failure in the last second", append(steady(0, end), sample{start: ms(9500), end: ms(9501), failed: true}), 0, false},
+		{"a second without reads", append(steady(0, 4000), steady(5000, end)...), ms(2100), true},
+		{"no reads in the last second", steady(0, 8900), 0, false},
+	} {
+		got, ok := timeToMostlyNormal(tc.samples, ms(fault), ms(end))
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("%s: timeToMostlyNormal = %v, %v; want %v, %v", tc.name, got, ok, tc.want, tc.ok)
 		}
 	}
 }

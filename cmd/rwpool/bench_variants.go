@@ -39,6 +39,12 @@ var variantDescriptions = map[string]string{
 	"rwpool-2r":  "rwpool: primary + replica1 + replica2",
 	"dbresolver": "gorm + gorm.io/plugin/dbresolver: Sources=primary, Replicas=replica1; Raw(\"SELECT 1\") with Clauses(dbresolver.Read)",
 	"nap":        "github.com/tsenart/nap: nap.Open(driver, \"primary;replica1\")",
+	"pgpool": "Pgpool-II (PostgreSQL only) in streaming-replication mode in front of the primary, replica1 and replica2, " +
+		"load balancing over the replicas (weights 0:1:1), health check every 2s; one *sql.DB on its port " +
+		"(config: bench/proxies/pgpool.conf)",
+	"haproxy": "HAProxy: a write endpoint on the primary and a read endpoint balancing replica1 and replica2 " +
+		"(pgsql-check / mysql-check every 2s, fall 3, on-marked-down shutdown-sessions); the application keeps " +
+		"a write *sql.DB and a read *sql.DB and sends reads to the read one (config: bench/proxies/haproxy.cfg)",
 }
 
 // openVariant opens variant v against d.
@@ -67,6 +73,8 @@ func openVariant(v string, d benchDriver) (reader, error) {
 		}
 		db.SetMaxIdleConns(maxIdle)
 		return napReader{db}, nil
+	case "pgpool", "haproxy":
+		return openProxyVariant(v, d)
 	}
 	return nil, fmt.Errorf("unknown variant %q", v)
 }

@@ -143,10 +143,10 @@ type throughputRow struct {
 }
 
 // checkRoute makes sure the variant's reads land where they should: on
-// replica1 (either replica for rwpool-2r).
+// replica1 (either replica for rwpool-2r and the proxies).
 func checkRoute(ctx context.Context, r reader, v string, d benchDriver) error {
 	want := []string{d.Replicas[0]}
-	if v == "rwpool-2r" {
+	if v == "rwpool-2r" || isProxy(v) {
 		want = d.Replicas[:2]
 	}
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
@@ -178,6 +178,9 @@ func runThroughput(ctx context.Context, o benchOpts, d benchDriver, logf func(st
 				if ctx.Err() != nil {
 					return rows, ctx.Err()
 				}
+				if proxySkip(v, d.Driver) != "" {
+					continue
+				}
 				m, err := measure(ctx, o, d, v, g)
 				if err != nil {
 					return rows, err
@@ -190,7 +193,9 @@ func runThroughput(ctx context.Context, o benchOpts, d benchDriver, logf func(st
 			}
 		}
 		for _, v := range o.variants {
-			rows = append(rows, summarize(d, g, v, results[v]))
+			if proxySkip(v, d.Driver) == "" {
+				rows = append(rows, summarize(d, g, v, results[v]))
+			}
 		}
 	}
 	return rows, nil

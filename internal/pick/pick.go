@@ -150,7 +150,17 @@ func (p *Picker) pickAdaptive(skip func(i int) bool) int {
 	case mb.Claim(now):
 		return b
 	}
-	if mb.Cost(now)*ad.Margin < ma.Cost(now) {
+	ca, cb := ma.Cost(now), mb.Cost(now)
+	if ma.Estimate() > 0 && mb.Estimate() > 0 {
+		if cb*ad.Margin < ca {
+			return b
+		}
+		return a
+	}
+	// A node not yet measured (reads that fail fast measure nothing) is
+	// not thereby cheap: the draw stands, unless one of the two has
+	// stalled (silent past its estimate while it owes answers).
+	if stalled(ma, ca) && !stalled(mb, cb) {
 		return b
 	}
 	return a
@@ -183,4 +193,10 @@ func (p *Picker) draw(skip func(i int) bool, not int, spares bool) int {
 		x -= w
 	}
 	return -1 // a node changed state between the two passes
+}
+
+// stalled reports whether m's cost c comes from its silence rather than
+// its estimate (see balance.Meter.Cost).
+func stalled(m *balance.Meter, c float64) bool {
+	return c > float64(m.Estimate()+balance.Floor)
 }

@@ -1,7 +1,8 @@
 // Package faultproxy is a small TCP proxy that injects the faults a
 // database client meets in production: a server that refuses connections
 // (Kill), a server that accepts connections and then stops answering
-// (Hang), and the recovery from both (Restore). MoveTo switches its target
+// (Hang), the recovery from both (Restore), and a server that answers
+// late (SetDelay). MoveTo switches its target
 // the way failover tooling moves a DNS name, VIP or proxy to a new primary:
 // new connections go to the new target, open ones stay with the old one.
 //
@@ -15,6 +16,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -72,6 +74,8 @@ type Proxy struct {
 	wg     sync.WaitGroup // accept loops and link goroutines
 
 	accepted int64 // connections accepted, for tests and stats
+
+	delay atomic.Int64 // ns each server→client chunk is held back (SetDelay)
 }
 
 // link is one proxied connection: client side and target side.
@@ -132,6 +136,16 @@ func (p *Proxy) MoveTo(target string) error {
 	p.target = target
 	return nil
 }
+
+// SetDelay holds back every server→client chunk read from now on by d
+// (0: none), on every connection, open or new, in every mode: a server
+// that answers late (a backup, a vacuum, a noisy neighbour, a long
+// network path) rather than not at all. Chunks are delivered in order, so
+// delays add up on a connection that streams.
+func (p *Proxy) SetDelay(d time.Duration) { p.delay.Store(int64(max(d, 0))) }
+
+// Delay returns the delay SetDelay set.
+func (p *Proxy) Delay() time.Duration { return time.Duration(p.delay.Load()) }
 
 // Mode returns the current mode.
 func (p *Proxy) Mode() Mode {
@@ -328,9 +342,9 @@ func (p *Proxy) handle(c net.Conn) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p.pipe(l, s, c)
+			p.pipe(l, s, c, false)
 		}()
-		p.pipe(l, c, s)
+		p.pipe(l, c, s, true)
 		wg.Wait()
 	}()
 }
@@ -369,13 +383,17 @@ func dialUntil(target string, done <-chan struct{}) (net.Conn, error) {
 }
 
 // pipe copies src to dst, waiting at the gate before each write, until
-// either side fails or the link closes.
-func (p *Proxy) pipe(l *link, dst, src net.Conn) {
+// either side fails or the link closes; fromServer chunks are held back
+// by the delay first.
+func (p *Proxy) pipe(l *link, dst, src net.Conn, fromServer bool) {
 	defer l.close(false)
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
+			if fromServer && !p.hold(l) {
+				return
+			}
 			if !p.wait(l) {
 				return
 			}
@@ -386,6 +404,23 @@ func (p *Proxy) pipe(l *link, dst, src net.Conn) {
 		if err != nil {
 			return // EOF or error on one side ends the whole link
 		}
+	}
+}
+
+// hold sleeps for the delay set when the chunk arrived. It reports false
+// when the link closed meanwhile.
+func (p *Proxy) hold(l *link) bool {
+	d := time.Duration(p.delay.Load())
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-l.done:
+		return false
+	case <-t.C:
+		return true
 	}
 }
 

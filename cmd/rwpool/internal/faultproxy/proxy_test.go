@@ -125,6 +125,45 @@ func TestPass(t *testing.T) {
 	}
 }
 
+// TestSetDelay: answers come late on open and new connections, by the
+// delay of the moment, and in time again once it is 0; Close does not
+// wait for a held chunk.
+func TestSetDelay(t *testing.T) {
+	const d = 150 * time.Millisecond
+	p := newProxy(t)
+	old := dial(t, p.Addr())
+	mustEcho(t, old, "before")
+	p.SetDelay(d)
+	if p.Delay() != d {
+		t.Fatalf("Delay = %s, want %s", p.Delay(), d)
+	}
+	for _, cl := range []*client{old, dial(t, p.Addr())} {
+		start := time.Now()
+		mustEcho(t, cl, "late")
+		if took := time.Since(start); took < d {
+			t.Errorf("echo with a delay of %s took %s", d, took)
+		}
+	}
+	p.SetDelay(0)
+	start := time.Now()
+	mustEcho(t, old, "in time")
+	if took := time.Since(start); took >= d {
+		t.Errorf("echo without delay took %s", took)
+	}
+	// A chunk held back when the proxy closes does not hold Close up.
+	p.SetDelay(time.Hour)
+	if _, err := io.WriteString(old.c, "held\n"); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { p.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close waited for a delayed chunk")
+	}
+}
+
 func TestKillRefusesAndResets(t *testing.T) {
 	p := newProxy(t)
 	old := dial(t, p.Addr())

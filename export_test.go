@@ -1,0 +1,4 @@
+package rwpool
+
+// ProcessCPU is processCPU for the external tests' benchmarks.
+var ProcessCPU = processCPU
