@@ -22,7 +22,7 @@ func TestBenchSmoke(t *testing.T) {
 		t.Fatal("RWPOOL_CLUSTER_DIR is not set: source the cluster's env file")
 	}
 	md := filepath.Join(t.TempDir(), "BENCHMARKS.md")
-	st, out, errb := runCmd(t, "bench", "--env", filepath.Join(dir, "env"), "--variants", "bare,rwpool,dbresolver,nap",
+	st, out, errb := runCmd(t, "bench", "--env", filepath.Join(dir, "env"), "--variants", "bare,rwpool,dbresolver,nap,bare-again",
 		"--duration", "200ms", "--warmup", "50ms", "--rounds", "1", "--goroutines", "1,4",
 		"--faults", "hang", "--fault-steady", "300ms", "--fault-window", "2s", "--fault-timeout", "1s", "--failovers", "none",
 		"--markdown", md)
