@@ -15,6 +15,7 @@ import (
 
 	"github.com/rwpool/rwpool/dsn"
 	"github.com/rwpool/rwpool/internal/breaker"
+	"github.com/rwpool/rwpool/internal/driverinfo"
 	"github.com/rwpool/rwpool/internal/pick"
 	"github.com/rwpool/rwpool/internal/replication"
 	"github.com/rwpool/rwpool/internal/routecache"
@@ -29,6 +30,7 @@ type Connector struct {
 	cfg      dsn.Config // private copy; never changed after NewConnector
 	dialect  routing.Dialect
 	watch    bool                 // the driver may block past a context's end (needsWatch)
+	cheapCtx bool                 // the driver ties a statement to a context without a goroutine hand-off (driverinfo.TiesContextCheaply)
 	parks    bool                 // leases park their last connection for diagnostics statements (lease.park)
 	drv      *Driver              // returned by Driver, so Stats can find us from a *sql.DB
 	prim     atomic.Pointer[node] // the node writes go to (primaryNode)
@@ -96,7 +98,7 @@ func NewConnector(cfg *dsn.Config, opts ...Option) (*Connector, error) {
 		return nil, err
 	}
 	c := &Connector{cfg: cp, dialect: routing.DialectOf(cp.Driver), stop: make(chan struct{}),
-		watch: needsWatch(cp.Driver)}
+		watch: needsWatch(cp.Driver), cheapCtx: driverinfo.TiesContextCheaply(cp.Driver)}
 	c.drv = &Driver{c: c}
 	// Only MySQL and MariaDB have statements that read the previous
 	// statement's diagnostics (routing.Previous); PostgreSQL has none at

@@ -43,6 +43,16 @@ import (
 // context.AfterFunc (pgx) registers with that context as it would with
 // the caller's, instead of starting a goroutine per statement, as it must
 // for a context type it does not know.
+//
+// A read whose context can never end and that cannot be hedged is rescued
+// only on a driver that ties a statement to its context without a
+// goroutine hand-off (pgx: driverinfo.TiesContextCheaply); elsewhere the
+// driver gets the caller's context and the read is not rescued, as on the
+// bare driver. Handing go-sql-driver/mysql a context that can end makes it
+// arm its connection's watcher goroutine for every statement and wait for
+// it at the statement's end: at 64 goroutines on 2 cores that wait, one
+// more goroutine to schedule per statement, put rwpool's p99 on MariaDB at
+// up to twice the bare driver's (benchstat/05-background-reads-unwatched.md).
 
 // readCtx is the context a plain read runs with. Its Done closes when the
 // caller's context ends, the read is rescued, or a hedge answered first;
@@ -204,9 +214,10 @@ func (vc *conn) readContext(ctx context.Context, n *node, query string, args []d
 		return ctx, nil
 	}
 	if ctx.Done() == nil && !hedge {
-		if c.watch || !c.cfg.Breaker {
-			// Moving every read of a driver that blocks into a goroutine
-			// costs more than rescuing reads that never time out saves.
+		if c.watch || !c.cheapCtx || !c.cfg.Breaker {
+			// Watching every read that never times out costs more than
+			// rescuing such reads saves: lib/pq's must run in a
+			// goroutine, go-sql-driver/mysql's wait for its watcher.
 			return ctx, nil
 		}
 		// Nothing to merge: the read's context is the connection's own

@@ -66,6 +66,9 @@ func (c *honourConn) Close() error                        { return nil }
 func (c *honourConn) Begin() (driver.Tx, error)           { return nil, driver.ErrSkip }
 func (c *honourConn) IsValid() bool                       { return !c.bad }
 func (c *honourConn) QueryContext(ctx context.Context, q string, _ []driver.NamedValue) (driver.Rows, error) {
+	if s, ok := ctx.Value(ctxSeenKey{}).(*ctxSeen); ok {
+		s.called, s.done, s.ctx = true, ctx.Done() != nil, ctx
+	}
 	if c.bad {
 		return nil, driver.ErrBadConn
 	}
@@ -211,10 +214,54 @@ func TestInlineRowsRescued(t *testing.T) {
 	}
 }
 
-// A read without a deadline on the inline path is rescued when its node
-// trips (no watcher: done is the trip channel).
+// A read without a deadline on the inline path is handed the caller's
+// context, one that can never end, unless the driver ties a statement to
+// a context cheaply (pgx: cheapCtx): go-sql-driver/mysql would otherwise
+// watch every such statement with a goroutine of its own (see the top of
+// rescue.go). With a deadline, or with hedging on, the driver gets
+// rwpool's readCtx.
+func TestInlineBackgroundNotWatched(t *testing.T) {
+	for _, tc := range []struct {
+		name, extra string
+		cheap       bool
+		deadline    bool
+		wantDone    bool
+	}{
+		{"background", "", false, false, false},
+		{"background-pgx", "", true, false, true},
+		{"deadline", "", false, true, true},
+		{"background-hedged", ";hedge_after=1h", false, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db, c, _ := openHonourC(t, tc.extra)
+			c.cheapCtx = tc.cheap // before the first read
+			ctx := context.Background()
+			if tc.deadline {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, 5*time.Second)
+				defer cancel()
+			}
+			var seen ctxSeen
+			var node string
+			if err := db.QueryRowContext(context.WithValue(ctx, ctxSeenKey{}, &seen), "SELECT node").Scan(&node); err != nil {
+				t.Fatal(err)
+			}
+			if !seen.called || seen.done != tc.wantDone {
+				t.Errorf("driver called %v, saw a context that can end: %v, want %v", seen.called, seen.done, tc.wantDone)
+			}
+			if _, isRead := seen.ctx.(*readCtx); isRead != tc.wantDone {
+				t.Errorf("driver got a readCtx: %v, want %v", isRead, tc.wantDone)
+			}
+		})
+	}
+}
+
+// On a driver that ties contexts cheaply (pgx), a read without a deadline
+// is rescued when its node trips: its context is the connection's child of
+// the node's trip context.
 func TestInlineBackgroundRescue(t *testing.T) {
 	db, c, name := openHonourC(t, ";check_interval=1h")
+	c.cheapCtx = true // before the first read
 	honour.setHang(name+"-r1", true)
 	honour.setHang(name+"-r2", true)
 	done := make(chan error, 1)
@@ -241,6 +288,17 @@ func TestInlineBackgroundRescue(t *testing.T) {
 		t.Fatal("read not rescued")
 	}
 }
+
+// ctxSeen records the context honourConn.QueryContext got, when the
+// statement's context carries one under ctxSeenKey.
+type (
+	ctxSeenKey struct{}
+	ctxSeen    struct {
+		called bool
+		done   bool
+		ctx    context.Context
+	}
+)
 
 // Inline path (mysql, pgx): a read in flight when the
 // Connector closes must still end at its deadline.

@@ -33,6 +33,8 @@ written by 'cluster.sh up', and leaves it running.
 1. Throughput: SELECT 1, scanned into an int, from 1, 8 and 64 goroutines
    through each variant:
      bare        database/sql straight to replica1
+     bare-again  the same, measured a second time in each round: bare-again
+                 over bare is the noise floor of the ratios
      rwpool      rwpool, primary + replica1 (every read lands on replica1)
      rwpool-2r   rwpool, primary + replica1 + replica2 (with --variants)
      dbresolver  gorm + dbresolver, Sources=primary, Replicas=replica1
@@ -48,12 +50,16 @@ written by 'cluster.sh up', and leaves it running.
    Each measurement opens the variant afresh (closed afterwards), checks
    that its reads land on the replica, runs it for --warmup (not
    measured) and then for --duration. The variants are interleaved in
-   rounds (A B C D, A B C D, ...) and the table shows the median of the
-   rounds: queries/s, p50 and p99 latency, and allocations per statement
-   (runtime.MemStats.Mallocs over the run divided by the statements: the
-   driver's allocations are included, so the delta against bare is shown
-   too). Then the rwpool/bare ratios, against the targets: throughput
-   >= 0.97 of bare, p99 within 5% of bare.
+   rounds, each round starting one variant later (A B C D E, B C D E A,
+   ...), and the tables show the median of the rounds with their minimum
+   and maximum: queries/s, p50 and p99 latency, and allocations per
+   statement (runtime.MemStats.Mallocs over the run divided by the
+   statements: the driver's allocations are included). Then each
+   variant's ratios to bare in the same round (median, min-max), with
+   bare-again/bare as the noise floor, and rwpool against the targets:
+   throughput within the noise floor, median p99 ratio <= 1.10. Then the
+   latency distribution at the highest concurrency and rwpool's pool
+   waits.
 2. Faults, for bare (to replica1), rwpool, dbresolver, nap and the
    proxies: a steady read load (--fault-goroutines workers, a read every --fault-pace each,
    each read with its own --fault-timeout context) runs for --fault-steady;
@@ -89,11 +95,11 @@ written by 'cluster.sh up', and leaves it running.
 Flags:
   --duration D          measured time of each variant in each round (default 3s)
   --warmup D            unmeasured load before each measurement (default 500ms)
-  --rounds N            rounds of interleaved variants; the median is shown (default 3)
+  --rounds N            rounds of interleaved variants; median, min and max are shown (default 5)
   --goroutines LIST     concurrency levels (default 1,8,64)
   --drivers LIST        postgres (lib/pq), mysql (go-sql-driver/mysql) (default postgres,mysql)
-  --variants LIST       bare, rwpool, rwpool-2r, dbresolver, nap, pgpool, haproxy
-                        (default bare,rwpool,dbresolver,nap,pgpool,haproxy)
+  --variants LIST       bare, bare-again, rwpool, rwpool-2r, dbresolver, nap, pgpool, haproxy
+                        (default bare,rwpool,dbresolver,nap,pgpool,haproxy,bare-again)
   --faults LIST         kill, hang, hang-hedged, slow, or none (default: all)
   --fault-steady D      load before the fault (default 1s)
   --fault-window D      load after the fault, before undoing it (default 8s)
@@ -125,7 +131,7 @@ Flags:
                         --markdown file); with --splice, only the charts of the
                         sections measured are written
 
-A default run takes about 20 minutes on a 2-core machine (with the proxies).
+A default run takes about 25 minutes on a 2-core machine (with the proxies).
 
 Examples:
   go run ./cmd/rwpool bench --markdown BENCHMARKS.md     (from a clone of the repository)
@@ -166,7 +172,7 @@ type benchOpts struct {
 // Everything bench knows how to run.
 var (
 	benchDrivers  = []string{"postgres", "mysql"}
-	benchVariants = []string{"bare", "rwpool", "rwpool-2r", "dbresolver", "nap", "pgpool", "haproxy"}
+	benchVariants = []string{"bare", "bare-again", "rwpool", "rwpool-2r", "dbresolver", "nap", "pgpool", "haproxy"}
 )
 
 // benchFaults are the fault scenarios, by name.
@@ -223,7 +229,7 @@ func parseBenchFlags(args []string, stdout, stderr io.Writer) (o benchOpts, stat
 	var gor []string
 	o = benchOpts{
 		drivers:  slices.Clone(benchDrivers),
-		variants: []string{"bare", "rwpool", "dbresolver", "nap", "pgpool", "haproxy"},
+		variants: []string{"bare", "rwpool", "dbresolver", "nap", "pgpool", "haproxy", "bare-again"},
 		faults:   benchFaults(),
 		args:     args,
 
@@ -233,7 +239,7 @@ func parseBenchFlags(args []string, stdout, stderr io.Writer) (o benchOpts, stat
 	gor = []string{"1", "8", "64"}
 	fs.DurationVar(&o.duration, "duration", 3*time.Second, "")
 	fs.DurationVar(&o.warmup, "warmup", 500*time.Millisecond, "")
-	fs.IntVar(&o.rounds, "rounds", 3, "")
+	fs.IntVar(&o.rounds, "rounds", 5, "")
 	fs.Var(listFlag{&gor}, "goroutines", "")
 	fs.Var(listFlag{&o.drivers}, "drivers", "")
 	fs.Var(listFlag{&o.variants}, "variants", "")
@@ -400,6 +406,7 @@ func benchMain(ctx context.Context, o benchOpts, out io.Writer) (err error) {
 	}
 	rep.machine = describeMachine(ctx, cl)
 	rep.changes = loadChanges(filepath.Dir(filepath.Dir(cl.script)))
+	rep.shimCost = loadShimCost(filepath.Dir(filepath.Dir(cl.script)))
 	for _, drv := range o.drivers {
 		if o.noThroughput {
 			break

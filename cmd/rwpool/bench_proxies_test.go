@@ -58,13 +58,13 @@ func TestProxySkips(t *testing.T) {
 	r.failovers = append(r.failovers, failoverRow{driver: "mysql", label: "go-sql-driver/mysql → MariaDB", scenario: "switchover",
 		variant: "pgpool", skip: proxySkip("pgpool", "mysql")})
 	text := r.text()
-	for _, want := range []string{`(?m)^ +— pgpool \(n/a: PostgreSQL only\) +— +— +— +— +— +—$`, `(?m)^  pgpool +— +— +— +— +n/a: Pgpool-II`} {
+	for _, want := range []string{`(?m)^ +— pgpool \(n/a: PostgreSQL only\) +— +— +— +— +—$`, `(?m)^  pgpool +— +— +— +— +n/a: Pgpool-II`} {
 		if !regexp.MustCompile(want).MatchString(text) {
 			t.Errorf("report lacks %q:\n%s", want, text)
 		}
 	}
 	// Not in the PostgreSQL table.
-	pg := text[strings.Index(text, "SELECT 1 through lib/pq"):strings.Index(text, "rwpool / bare, lib/pq")]
+	pg := text[strings.Index(text, "SELECT 1 through lib/pq"):strings.Index(text, "Ratios to bare in the same round, lib/pq")]
 	if strings.Contains(pg, "n/a") {
 		t.Errorf("PostgreSQL table has a skip row:\n%s", pg)
 	}

@@ -17,12 +17,13 @@ type benchReport struct {
 	failovers  []failoverRow
 	memory     memoryResult
 	changes    []string // measured speed-ups (benchstat/*.md of the repository), verbatim
+	shimCost   string   // benchstat/06-shim-cost.md of the repository, verbatim
 
 	// The charts, by file name (writeCharts), and their directory
 	// relative to the Markdown file.
 	charts    map[string]chart
 	chartLink string
-	proxyCfg   string   // the proxies' configurations section (Markdown), "" without proxies
+	proxyCfg  string // the proxies' configurations section (Markdown), "" without proxies
 }
 
 // table is one table of the report, rendered as text or Markdown.
@@ -111,51 +112,35 @@ func driversOf[T any](rows []T, key func(T) (string, string)) (names, labels []s
 	return names, labels
 }
 
-// throughputTables are, per driver, the figures of every variant and the
-// rwpool/bare ratios against the targets.
+// throughputTables are, per driver, the figures of every variant with
+// their spread over the rounds, then the ratios to bare and the tables of
+// noiseTables.
 func (r *benchReport) throughputTables() []table {
 	names, labels := driversOf(r.throughput, func(t throughputRow) (string, string) { return t.driver, t.label })
 	var out []table
 	for i, drv := range names {
-		main := table{
-			title: fmt.Sprintf("SELECT 1 through %s: median of %d rounds of %s", labels[i], r.opts.rounds, r.opts.duration),
-			head:  []string{"goroutines", "variant", "queries/s", "p50", "p99", "allocs/stmt", "allocs vs bare", "errors"},
-			right: []bool{true, false, true, true, true, true, true, true},
-		}
-		ratio := table{
-			title: fmt.Sprintf("rwpool / bare, %s (targets: throughput ≥ 0.97, p99 ≤ 1.05)", labels[i]),
-			head:  []string{"goroutines", "throughput ratio", "≥ 0.97?", "p99 ratio", "≤ 1.05?"},
-			right: []bool{true, true, false, true, false},
-		}
-		bare := map[int]throughputRow{}
+		rounds := 0
 		for _, t := range r.throughput {
-			if t.driver == drv && t.variant == "bare" {
-				bare[t.goroutines] = t
+			if t.driver == drv {
+				rounds = max(rounds, t.rounds)
 			}
+		}
+		main := table{
+			title: fmt.Sprintf("SELECT 1 through %s: median (min–max) of %d rounds of %s", labels[i], rounds, r.opts.duration),
+			head:  []string{"goroutines", "variant", "queries/s", "p50", "p99", "allocs/stmt", "errors"},
+			right: []bool{true, false, true, true, true, true, true},
 		}
 		for _, t := range r.throughput {
 			if t.driver != drv {
 				continue
 			}
-			delta := "—"
-			if b, ok := bare[t.goroutines]; ok && t.variant != "bare" {
-				delta = fmt.Sprintf("%+.1f", t.allocs-b.allocs)
-			}
-			main.rows = append(main.rows, []string{fmt.Sprint(t.goroutines), t.variant, fmt.Sprintf("%.0f", t.qps),
-				fmtDur(t.p50), fmtDur(t.p99), fmt.Sprintf("%.1f", t.allocs), delta, fmt.Sprint(t.errs)})
-			b, ok := bare[t.goroutines]
-			if t.variant != "rwpool" || !ok || b.qps == 0 || b.p99 == 0 {
-				continue
-			}
-			tr, pr := t.qps/b.qps, float64(t.p99)/float64(b.p99)
-			ratio.rows = append(ratio.rows, []string{fmt.Sprint(t.goroutines),
-				fmt.Sprintf("%.3f", tr), verdict(tr >= 0.97), fmt.Sprintf("%.3f", pr), verdict(pr <= 1.05)})
+			main.rows = append(main.rows, []string{fmt.Sprint(t.goroutines), variantLabel(t.variant),
+				spreadOf(t.field(figQPS)).count(), spreadOf(t.field(figP50)).dur(), spreadOf(t.field(figP99)).dur(),
+				fmt.Sprintf("%.1f", t.allocs), fmt.Sprint(t.errs)})
 		}
 		main.rows = append(main.rows, proxySkipRows(r.opts.variants, drv, len(main.head))...)
 		out = append(out, main)
-		if len(ratio.rows) > 0 {
-			out = append(out, ratio)
-		}
+		out = append(out, r.noiseTables(drv, labels[i])...)
 		if pt, ok := proxyRatioTable(r.throughput, drv, labels[i]); ok {
 			out = append(out, pt)
 		}
@@ -238,12 +223,19 @@ func (r *benchReport) settings() string {
 	o := r.opts
 	return fmt.Sprintf(`Workload: SELECT 1, scanned into an int, with context.Background(), from
 %s goroutines; every variant is opened afresh for each measurement and
-runs %s (after %s of unmeasured warm-up that fills its pools) per round, the variants interleaved (%s), %d rounds; each figure is the
-median over the rounds. allocs/stmt is runtime.MemStats.Mallocs over the
-run divided by the statements, in-process, so it includes the driver's and
-database/sql's allocations: "allocs vs bare" is the difference. Every pool
-keeps up to 64 idle connections.
-`, joinInts(o.goroutines), o.duration, o.warmup, strings.Join(o.variants, " "), o.rounds)
+runs %s (after %s of unmeasured warm-up that fills its pools) per round.
+%d rounds; the variants run interleaved, each round starting one
+variant later than the one before; the first round's order:
+%s.
+Each figure is the median over the rounds with, in brackets, the lowest
+and highest round. A ratio divides a variant's figure by bare's in the
+same round; bare (again) is the bare driver measured a second time in
+each round, so its ratios to bare are the noise floor: differences
+within them are not differences.
+allocs/stmt is runtime.MemStats.Mallocs over the run divided by the
+statements, in-process, so it includes the driver's and database/sql's
+allocations. Every pool keeps up to 64 idle connections.
+`, joinInts(o.goroutines), o.duration, o.warmup, o.rounds, strings.Join(o.variants, ", "))
 }
 
 func joinInts(xs []int) string {
@@ -257,7 +249,7 @@ func joinInts(xs []int) string {
 func variantList(vs []string) string {
 	var b strings.Builder
 	for _, v := range vs {
-		fmt.Fprintf(&b, "  %-10s %s\n", v, variantDescriptions[v])
+		fmt.Fprintf(&b, "  %-10s %s\n", v, variantDescription(v))
 	}
 	return b.String()
 }

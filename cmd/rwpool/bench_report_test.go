@@ -19,15 +19,40 @@ func sampleReport() *benchReport {
 	r := &benchReport{opts: o, started: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), elapsed: 7 * time.Minute,
 		machine: [][2]string{{"CPU", "Some CPU @ 2GHz"}, {"cores", "2"}, {"gorm.io/plugin/dbresolver", "v1.6.2"}}}
 	us := time.Microsecond
-	for _, t := range []throughputRow{
-		{goroutines: 1, variant: "bare", qps: 10000, p50: 90 * us, p99: 200 * us, allocs: 15},
-		{goroutines: 1, variant: "rwpool", qps: 9800, p50: 92 * us, p99: 206 * us, allocs: 16},
-		{goroutines: 1, variant: "dbresolver", qps: 9000, p50: 100 * us, p99: 230 * us, allocs: 33.1},
-		{goroutines: 8, variant: "bare", qps: 40000, p50: 150 * us, p99: 1000 * us, allocs: 15},
-		{goroutines: 8, variant: "rwpool", qps: 38000, p50: 160 * us, p99: 1100 * us, allocs: 16, errs: 2},
+	// Three rounds each: queries/s, p50 and p99 in µs.
+	for _, t := range []struct {
+		g             int
+		v             string
+		allocs        float64
+		errs          int
+		qps, p50, p99 [3]float64
+		pool          bool
+	}{
+		{1, "bare", 15, 0, [3]float64{10000, 9000, 11000}, [3]float64{90, 95, 85}, [3]float64{200, 220, 180}, false},
+		{1, "rwpool", 16, 0, [3]float64{9800, 9000, 10000}, [3]float64{92, 95, 90}, [3]float64{206, 230, 190}, true},
+		{1, "dbresolver", 33.1, 0, [3]float64{9000, 8000, 9900}, [3]float64{100, 110, 95}, [3]float64{230, 250, 200}, false},
+		{1, "bare-again", 15, 0, [3]float64{10100, 8800, 11200}, [3]float64{90, 96, 84}, [3]float64{210, 210, 190}, false},
+		{8, "bare", 15, 0, [3]float64{40000, 40000, 40000}, [3]float64{150, 150, 150}, [3]float64{1000, 1000, 1000}, false},
+		{8, "rwpool", 16, 2, [3]float64{38000, 37000, 36000}, [3]float64{160, 160, 160}, [3]float64{1100, 1200, 1050}, true},
+		{8, "bare-again", 15, 0, [3]float64{39000, 41000, 40000}, [3]float64{150, 150, 150}, [3]float64{1000, 990, 1010}, false},
 	} {
-		t.driver, t.label, t.rounds = "postgres", "lib/pq → PostgreSQL", 3
-		r.throughput = append(r.throughput, t)
+		row := throughputRow{driver: "postgres", label: "lib/pq → PostgreSQL", goroutines: t.g, variant: t.v,
+			allocs: t.allocs, errs: t.errs, rounds: 3}
+		var lat []time.Duration
+		for i := range 3 {
+			row.perRound = append(row.perRound, roundFigures{qps: t.qps[i], p50: time.Duration(t.p50[i]) * us,
+				p99: time.Duration(t.p99[i]) * us, p999: 2 * time.Duration(t.p99[i]) * us, allocs: t.allocs,
+				minShare: 0.9, maxShare: 1.1})
+			lat = append(lat, time.Duration(t.p50[i])*us, time.Duration(t.p99[i])*us)
+			if t.pool {
+				row.pool = append(row.pool, poolFigures{node: "replica1", served: int64(t.qps[i]) * 3,
+					waitCount: int64(i), waitDuration: time.Duration(i) * time.Millisecond, dials: 1, open: t.g, max: 100})
+			}
+		}
+		slices.Sort(lat)
+		row.hist.addAll(lat)
+		row.qps, row.p50, row.p99 = t.qps[1], time.Duration(t.p50[1])*us, time.Duration(t.p99[1])*us
+		r.throughput = append(r.throughput, row)
 	}
 	ms := time.Millisecond
 	my := "go-sql-driver/mysql → MariaDB"
@@ -82,13 +107,21 @@ func TestBenchReportText(t *testing.T) {
 	for _, re := range []string{
 		`(?m)^CPU: +Some CPU @ 2GHz$`,
 		`(?m)^command: +go run \./cmd/rwpool bench --goroutines 1,8 --markdown BENCHMARKS\.md --env '/tmp/a b/env'$`,
-		`SELECT 1 through lib/pq → PostgreSQL: median of 3 rounds of 3s`,
-		`(?m)^ +1 bare +10000 +90µs +200µs +15\.0 +— +0$`,
-		`(?m)^ +1 dbresolver +9000 +100µs +230µs +33\.1 +\+18\.1 +0$`,
-		`(?m)^ +8 rwpool +38000 +160µs +1\.10ms +16\.0 +\+1\.0 +2$`,
-		`rwpool / bare, lib/pq → PostgreSQL \(targets: throughput ≥ 0\.97, p99 ≤ 1\.05\)`,
-		`(?m)^ +1 +0\.980 meets target +1\.030 meets target$`,
-		`(?m)^ +8 +0\.950 MISSES target +1\.100 MISSES target$`,
+		`SELECT 1 through lib/pq → PostgreSQL: median \(min–max\) of 3 rounds of 3s`,
+		`(?m)^ +1 bare +10000 \(9000–11000\) +90µs \(85µs–95µs\) +200µs \(180µs–220µs\) +15\.0 +0$`,
+		`(?m)^ +1 dbresolver +9000 \(8000–9900\) .* +33\.1 +0$`,
+		`(?m)^ +8 rwpool +37000 \(36000–38000\) +160µs \(160µs–160µs\) +1\.10ms \(1\.05ms–1\.20ms\) +16\.0 +2$`,
+		`Ratios to bare in the same round, lib/pq → PostgreSQL: median \(min–max\) over 3 rounds`,
+		// rwpool at 1: 0.98, 1.00, 0.909; bare-again: 1.01, 0.978, 1.018
+		`(?m)^ +1 rwpool +0\.98 \(0\.91–1\.00\) +.* \+1\.0$`,
+		`(?m)^ +1 bare \(again\) +1\.01 \(0\.98–1\.02\) `,
+		`(?m)^ +1 dbresolver .* \+18\.1$`,
+		`rwpool against the targets, lib/pq → PostgreSQL`,
+		`(?m)^ +1 +0\.98 \(0\.91–1\.00\) +1\.01 \(0\.98–1\.02\) within +1\.05 \(1\.03–1\.06\) +1\.05 \(0\.95–1\.06\) meets target$`,
+		`(?m)^ +8 +0\.93 \(0\.90–0\.95\) +1\.00 \(0\.97–1\.02\) SLOWER than the noise floor +1\.10 \(1\.05–1\.20\) +1\.00 \(0\.99–1\.01\) meets target$`,
+		`Latency distribution at 8 goroutines, lib/pq → PostgreSQL`,
+		`(?m)^  rwpool +0 +50% +0 +50% +0 +0 +0 +2\.20ms +0\.90 / 1\.10$`,
+		`(?m)^ +8 +111000 \(108000–114000\) +1 \(0–2\) +1\.00ms \(0µs–2\.00ms\) +1 \(1–1\) +8 \(8–8\) of 100$`,
 		`replica1 killed \(SIGKILL\), 5s read deadlines, go-sql-driver/mysql → MariaDB`,
 		`(?m)^  bare +900 +700 +0 +12\.0ms +3\.00ms never \(within window\) +— invalid connection$`,
 		`(?m)^  rwpool +1600 +0 +0 +40\.0ms +2\.00ms 0 \(no disruption\) +0\.000$`,
@@ -128,10 +161,11 @@ func TestBenchReportMarkdown(t *testing.T) {
 		"    go run ./cmd/rwpool bench --goroutines 1,8 --markdown BENCHMARKS.md --env '/tmp/a b/env'\n",
 		"## Machine\n", "| CPU | Some CPU @ 2GHz |\n", "| gorm.io/plugin/dbresolver | v1.6.2 |\n",
 		"- `nap`: github.com/tsenart/nap",
-		"**SELECT 1 through lib/pq → PostgreSQL: median of 3 rounds of 3s**\n",
-		"| goroutines | variant | queries/s | p50 | p99 | allocs/stmt | allocs vs bare | errors |\n|---:|---|---:|---:|---:|---:|---:|---:|\n",
-		"| 1 | dbresolver | 9000 | 100µs | 230µs | 33.1 | +18.1 | 0 |\n",
-		"| 8 | 0.950 | MISSES target | 1.100 | MISSES target |\n",
+		"**SELECT 1 through lib/pq → PostgreSQL: median (min–max) of 3 rounds of 3s**\n",
+		"| goroutines | variant | queries/s | p50 | p99 | allocs/stmt | errors |\n|---:|---|---:|---:|---:|---:|---:|\n",
+		"| 1 | dbresolver | 9000 (8000–9900) | 100µs (95µs–110µs) | 230µs (200µs–250µs) | 33.1 | 0 |\n",
+		"- `bare-again`: bare once more in each round",
+		"| 8 | 0.93 (0.90–0.95) | 1.00 (0.97–1.02) | SLOWER than the noise floor | 1.10 (1.05–1.20) | 1.00 (0.99–1.01) | meets target |\n",
 		"## Faults\n", "| rwpool | 1200 | 8 | 8 | 5.00s | 5.00s | 5.03s | 0.000 | context deadline exceeded |\n",
 		"go run ./cmd/rwpool bench --no-throughput --failovers none --no-memory --markdown BENCHMARKS.md --splice\n",
 		`context deadline exceeded \| x |`, // a | in a cell is escaped

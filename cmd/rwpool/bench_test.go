@@ -12,9 +12,9 @@ func TestBenchFlags(t *testing.T) {
 	if done || st != 0 {
 		t.Fatalf("defaults: done %v, status %d", done, st)
 	}
-	if o.duration != 3*time.Second || o.warmup != 500*time.Millisecond || o.rounds != 3 ||
+	if o.duration != 3*time.Second || o.warmup != 500*time.Millisecond || o.rounds != 5 ||
 		!slices.Equal(o.goroutines, []int{1, 8, 64}) || !slices.Equal(o.drivers, []string{"postgres", "mysql"}) ||
-		!slices.Equal(o.variants, []string{"bare", "rwpool", "dbresolver", "nap", "pgpool", "haproxy"}) ||
+		!slices.Equal(o.variants, []string{"bare", "rwpool", "dbresolver", "nap", "pgpool", "haproxy", "bare-again"}) ||
 		!slices.Equal(o.faults, []string{"kill", "hang", "hang-hedged", "slow"}) || o.chartsDir != "" || o.faultGoroutines != 8 ||
 		o.faultTimeout != 5*time.Second || o.faultWindow != 8*time.Second || o.faultSteady != time.Second ||
 		o.faultPace != 10*time.Millisecond || !slices.Equal(o.failovers, []string{"switchover", "promotion"}) ||

@@ -14,12 +14,13 @@ import (
 
 // loadResult is one measured run of the SELECT 1 load.
 type loadResult struct {
-	stmts    int
-	errs     int
-	firstErr error
-	elapsed  time.Duration
-	lat      []time.Duration // sorted
-	mallocs  uint64          // runtime.MemStats.Mallocs delta over the run
+	stmts     int
+	errs      int
+	firstErr  error
+	elapsed   time.Duration
+	lat       []time.Duration // sorted
+	mallocs   uint64          // runtime.MemStats.Mallocs delta over the run
+	perWorker []int           // statements that succeeded, by goroutine
 }
 
 func (r loadResult) qps() float64 {
@@ -109,6 +110,9 @@ func runLoad(ctx context.Context, r reader, g int, d time.Duration) loadResult {
 	elapsed := time.Since(start)
 	runtime.ReadMemStats(&after)
 	res := loadResult{elapsed: elapsed, lat: slices.Concat(per...), mallocs: after.Mallocs - before.Mallocs}
+	for _, l := range per {
+		res.perWorker = append(res.perWorker, len(l))
+	}
 	slices.Sort(res.lat)
 	res.stmts = len(res.lat)
 	for w := range g {
@@ -121,8 +125,9 @@ func runLoad(ctx context.Context, r reader, g int, d time.Duration) loadResult {
 	return res
 }
 
-// throughputRow is the median over the rounds of one variant at one
-// concurrency level.
+// throughputRow is one variant at one concurrency level over the rounds:
+// the median of each figure, and every round's figures (for the spreads
+// and the ratios to bare in the same round).
 type throughputRow struct {
 	driver, label string
 	goroutines    int
@@ -132,6 +137,9 @@ type throughputRow struct {
 	allocs        float64 // per statement
 	errs          int     // over all rounds
 	rounds        int
+	perRound      []roundFigures // by round
+	hist          latencyHist    // every round's latencies
+	pool          []poolFigures  // rwpool variants: the pool serving the reads, by round
 }
 
 // checkRoute makes sure the variant's reads land where they should: on
@@ -156,30 +164,32 @@ func checkRoute(ctx context.Context, r reader, v string, d benchDriver) error {
 }
 
 // runThroughput measures every variant of o on driver d at every
-// concurrency level, interleaving the variants in rounds. Each measurement
-// opens its variant afresh and closes it afterwards: four variants keeping
-// 64 idle connections each to one replica would exceed PostgreSQL's
-// max_connections.
+// concurrency level, interleaving the variants in rounds; each round starts
+// one variant later than the one before, so that no variant always runs
+// right after the same one. Each measurement opens its variant afresh and
+// closes it afterwards: four variants keeping 64 idle connections each to
+// one replica would exceed PostgreSQL's max_connections.
 func runThroughput(ctx context.Context, o benchOpts, d benchDriver, logf func(string, ...any)) ([]throughputRow, error) {
 	var rows []throughputRow
 	for _, g := range o.goroutines {
-		results := map[string][]loadResult{}
+		results := map[string][]measured{}
 		for round := range o.rounds {
-			for _, v := range o.variants {
+			for _, v := range roundOrder(o.variants, round) {
 				if ctx.Err() != nil {
 					return rows, ctx.Err()
 				}
 				if proxySkip(v, d.Driver) != "" {
 					continue
 				}
-				res, err := measure(ctx, o, d, v, g)
+				m, err := measure(ctx, o, d, v, g)
 				if err != nil {
 					return rows, err
 				}
-				results[v] = append(results[v], res)
-				logf("%s g=%d round %d/%d %-10s %8.0f q/s  p50 %-8s p99 %-8s %5.1f allocs/stmt%s",
+				results[v] = append(results[v], m)
+				res := m.load
+				logf("%s g=%d round %d/%d %-10s %8.0f q/s  p50 %-8s p99 %-8s %5.1f allocs/stmt%s%s",
 					d.Driver, g, round+1, o.rounds, v, res.qps(), fmtDur(percentile(res.lat, 50)),
-					fmtDur(percentile(res.lat, 99)), res.allocsPerStmt(), errNote(res))
+					fmtDur(percentile(res.lat, 99)), res.allocsPerStmt(), m.pool.note(), errNote(res))
 			}
 		}
 		for _, v := range o.variants {
@@ -191,21 +201,30 @@ func runThroughput(ctx context.Context, o benchOpts, d benchDriver, logf func(st
 	return rows, nil
 }
 
+// measured is one measurement: the load's figures and, for rwpool, its
+// pool's.
+type measured struct {
+	load loadResult
+	pool *poolFigures
+}
+
 // measure opens variant v, checks where its reads go, warms it up and
 // measures it at g goroutines.
-func measure(ctx context.Context, o benchOpts, d benchDriver, v string, g int) (loadResult, error) {
-	r, err := openVariant(v, d)
+func measure(ctx context.Context, o benchOpts, d benchDriver, v string, g int) (measured, error) {
+	r, err := openVariant(baseVariant(v), d)
 	if err != nil {
-		return loadResult{}, fmt.Errorf("%s/%s: %w", d.Driver, v, err)
+		return measured{}, fmt.Errorf("%s/%s: %w", d.Driver, v, err)
 	}
 	defer r.Close()
-	if err := checkRoute(ctx, r, v, d); err != nil {
-		return loadResult{}, err
+	if err := checkRoute(ctx, r, baseVariant(v), d); err != nil {
+		return measured{}, err
 	}
 	if o.warmup > 0 {
 		runLoad(ctx, r, g, o.warmup)
 	}
-	return runLoad(ctx, r, g, o.duration), nil
+	before := poolStats(r)
+	res := runLoad(ctx, r, g, o.duration)
+	return measured{load: res, pool: poolDelta(before, poolStats(r))}, nil
 }
 
 func errNote(r loadResult) string {
@@ -215,16 +234,24 @@ func errNote(r loadResult) string {
 	return fmt.Sprintf("  %d ERRORS, first: %v", r.errs, r.firstErr)
 }
 
-// summarize takes the median of each figure over the rounds.
-func summarize(d benchDriver, g int, v string, rs []loadResult) throughputRow {
+// summarize takes the median of each figure over the rounds and keeps
+// each round's.
+func summarize(d benchDriver, g int, v string, ms []measured) throughputRow {
 	var qps, p50, p99, allocs []float64
-	row := throughputRow{driver: d.Driver, label: d.label, goroutines: g, variant: v, rounds: len(rs)}
-	for _, r := range rs {
-		qps = append(qps, r.qps())
-		p50 = append(p50, float64(percentile(r.lat, 50)))
-		p99 = append(p99, float64(percentile(r.lat, 99)))
-		allocs = append(allocs, r.allocsPerStmt())
+	row := throughputRow{driver: d.Driver, label: d.label, goroutines: g, variant: v, rounds: len(ms)}
+	for _, m := range ms {
+		r := m.load
+		f := figuresOf(r)
+		row.perRound = append(row.perRound, f)
+		qps = append(qps, f.qps)
+		p50 = append(p50, float64(f.p50))
+		p99 = append(p99, float64(f.p99))
+		allocs = append(allocs, f.allocs)
 		row.errs += r.errs
+		row.hist.addAll(r.lat)
+		if m.pool != nil {
+			row.pool = append(row.pool, *m.pool)
+		}
 	}
 	row.qps, row.allocs = median(qps), median(allocs)
 	row.p50, row.p99 = time.Duration(median(p50)), time.Duration(median(p99))

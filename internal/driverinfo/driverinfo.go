@@ -36,3 +36,17 @@ func HonoursContext(name string) bool {
 	}
 	return false
 }
+
+// TiesContextCheaply reports whether the driver registered as name ties a
+// statement to a context that can end without handing each statement to
+// a goroutine: pgx registers with the standard library's
+// context.AfterFunc. go-sql-driver/mysql hands every such context to its
+// connection's watcher goroutine and, when the statement ends, waits for
+// that goroutine to be scheduled.
+func TiesContextCheaply(name string) bool {
+	switch name {
+	case DriverPgx, DriverPgxV5:
+		return true
+	}
+	return false
+}

@@ -19,6 +19,17 @@ func TestHonoursContext(t *testing.T) {
 	}
 }
 
+func TestTiesContextCheaply(t *testing.T) {
+	for name, want := range map[string]bool{
+		DriverPgx: true, DriverPgxV5: true,
+		DriverMySQL: false, DriverLibPQ: false, "sqlite3": false, "": false,
+	} {
+		if got := TiesContextCheaply(name); got != want {
+			t.Errorf("TiesContextCheaply(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
 func TestFamilyOf(t *testing.T) {
 	for name, want := range map[string]Family{
 		"postgres": FamilyPostgres, "postgresql": FamilyPostgres, "pgx": FamilyPostgres,
