@@ -30,6 +30,7 @@ const (
 type faultVariant struct {
 	kind  string // bare, rwpool, dbresolver, nap, pgpool or haproxy; --variants selects by kind
 	extra string // DSN items appended to rwpool's DSN ("key=value;key=value")
+	na    string // why the variant cannot meet the scenario: shown as its row, nothing run
 }
 
 // name is the variant in the report: the kind and its DSN extras.
@@ -63,8 +64,8 @@ const slowBy = 200 * time.Millisecond
 
 // plainFaultVariants meet a kill or a hang of the only replica (the
 // proxies balance over both replicas, as configured in bench/proxies).
-// The proxies have no weights and cannot be given a slow forwarder in
-// front of one replica: they meet only these two scenarios.
+// The proxies have no per-replica weights and no slow forwarder in front
+// of one replica: in the other scenarios their rows say so (proxyNA).
 var plainFaultVariants = []faultVariant{{kind: "bare"}, {kind: "rwpool"}, {kind: "dbresolver"}, {kind: "nap"}, {kind: "pgpool"}, {kind: "haproxy"}}
 
 // faultScenarios are the fault scenarios, in order.
@@ -75,13 +76,22 @@ var faultScenarios = []faultScenario{
 		timeout: time.Second, weights: []int{1, 3}, variants: []faultVariant{
 			{kind: "bare"}, {kind: "dbresolver"}, {kind: "nap"}, {kind: "rwpool"},
 			{kind: "rwpool", extra: "hedge_after=50ms;hedge_budget=30%"},
+			{kind: "pgpool", na: proxyNAWeights}, {kind: "haproxy", na: proxyNAWeights},
 		}},
 	{name: "slow", op: "slow", title: "replica1 slow (+200ms), two equal replicas", weights: []int{1, 1}, mostly: true,
 		variants: []faultVariant{
 			{kind: "bare"}, {kind: "dbresolver"}, {kind: "nap"}, {kind: "rwpool"},
 			{kind: "rwpool", extra: "balance=adaptive"},
+			{kind: "pgpool", na: proxyNASlow}, {kind: "haproxy", na: proxyNASlow},
 		}},
 }
+
+// Why the proxies, as bench/proxies configures them, cannot meet a
+// scenario.
+const (
+	proxyNAWeights = "n/a: its configuration balances the replicas 1:1 (no 1:3 weights), and it has no hedging"
+	proxyNASlow    = "n/a: its backends are the servers themselves, with no slow forwarder in front of replica1"
+)
 
 // faultScenarioNamed returns the scenario called name.
 func faultScenarioNamed(name string) (faultScenario, bool) {
@@ -337,6 +347,9 @@ func (r faultRow) recoveryText() string {
 // runFault runs one variant through one fault and its undo.
 func runFault(ctx context.Context, o benchOpts, cl *cluster, d benchDriver, sc faultScenario, v faultVariant) (row faultRow, err error) {
 	row = faultRow{driver: d.Driver, label: d.label, fault: sc.name, variant: v.name()}
+	if row.skip = v.na; row.skip != "" {
+		return row, nil
+	}
 	if row.skip = proxySkip(v.kind, d.Driver); row.skip != "" {
 		return row, nil
 	}

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rwpool/rwpool/internal/testcluster"
 )
 
 func TestBenchFlags(t *testing.T) {
@@ -221,5 +224,30 @@ func TestBenchDrivers(t *testing.T) {
 	if got := rwpoolDSN(pg, 2); got != "driver=postgres;primary='"+pg.NodeDSN(pg.Primary)+"';replica='"+
 		pg.NodeDSN("127.0.0.1:2")+"';replica='"+pg.NodeDSN("127.0.0.1:3")+"'" {
 		t.Errorf("rwpool DSN %q", got)
+	}
+}
+
+// A proxy that cannot meet a scenario gets a row saying why, and nothing
+// runs (no cluster is touched).
+func TestFaultProxyNotApplicable(t *testing.T) {
+	for _, name := range []string{"hang-hedged", "slow"} {
+		sc, ok := faultScenarioNamed(name)
+		if !ok {
+			t.Fatalf("no scenario %s", name)
+		}
+		var kinds []string
+		for _, v := range sc.variants {
+			if v.na == "" {
+				continue
+			}
+			kinds = append(kinds, v.kind)
+			row, err := runFault(context.Background(), benchOpts{}, nil, benchDriver{Backend: &testcluster.Backend{Driver: "postgres"}}, sc, v)
+			if err != nil || !strings.HasPrefix(row.skip, "n/a: ") {
+				t.Errorf("%s, %s: row %+v, %v; want an n/a row", name, v.kind, row, err)
+			}
+		}
+		if !slices.Equal(kinds, []string{"pgpool", "haproxy"}) {
+			t.Errorf("%s: n/a rows for %v, want pgpool and haproxy", name, kinds)
+		}
 	}
 }
