@@ -13,7 +13,12 @@ import (
 // as a driver that honours contexts (mysql, pgx) sees it: with a context
 // that can end, a read is watched for rescue (rescue.go); with one that
 // cannot, it is not. Compare with the bare driver, run the same way.
-func BenchmarkReadContext(b *testing.B) {
+func BenchmarkReadContext(b *testing.B) { benchBareAndRWPool(b, "rwpool-bench-nop", benchRead) }
+
+// benchBareAndRWPool runs run over the driver registered as driverName,
+// bare and through rwpool (as a driver that honours contexts), with a
+// context that can end and with one that cannot.
+func benchBareAndRWPool(b *testing.B, driverName string, run func(*testing.B, *sql.DB, context.Context)) {
 	deadline, cancel := context.WithTimeout(context.Background(), time.Hour)
 	defer cancel()
 	for _, bc := range []struct {
@@ -21,17 +26,17 @@ func BenchmarkReadContext(b *testing.B) {
 		ctx  context.Context
 	}{{"deadline", deadline}, {"background", context.Background()}} {
 		b.Run("bare/"+bc.name, func(b *testing.B) {
-			db, err := sql.Open("rwpool-bench-nop", "")
+			db, err := sql.Open(driverName, "")
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer db.Close()
-			benchRead(b, db, bc.ctx)
+			run(b, db, bc.ctx)
 		})
 		b.Run("rwpool/"+bc.name, func(b *testing.B) {
-			db := openHonouring(b, "driver=rwpool-bench-nop;primary=p;replica=r")
+			db := openHonouring(b, "driver="+driverName+";primary=p;replica=r")
 			defer db.Close()
-			benchRead(b, db, bc.ctx)
+			run(b, db, bc.ctx)
 		})
 	}
 }

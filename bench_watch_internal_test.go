@@ -6,9 +6,6 @@ import (
 	"database/sql/driver"
 	"io"
 	"testing"
-	"time"
-
-	"github.com/rwpool/rwpool/dsn"
 )
 
 // watchDriver is a no-op driver that watches a statement's context as
@@ -106,34 +103,7 @@ func (r *watchRows) Next(dest []driver.Value) error {
 // that cannot, through the bare driver and through rwpool. What rwpool
 // hands the driver decides what the driver's watcher costs.
 func BenchmarkReadWatchingDriver(b *testing.B) {
-	deadline, cancel := context.WithTimeout(context.Background(), time.Hour)
-	defer cancel()
-	for _, bc := range []struct {
-		name string
-		ctx  context.Context
-	}{{"deadline", deadline}, {"background", context.Background()}} {
-		b.Run("bare/"+bc.name, func(b *testing.B) {
-			db, err := sql.Open("rwpool-bench-watch", "")
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer db.Close()
-			benchReadParallel(b, db, bc.ctx)
-		})
-		b.Run("rwpool/"+bc.name, func(b *testing.B) {
-			cfg, err := dsn.Parse("driver=rwpool-bench-watch;primary=p;replica=r")
-			if err != nil {
-				b.Fatal(err)
-			}
-			c, err := NewConnector(cfg, honoursContext)
-			if err != nil {
-				b.Fatal(err)
-			}
-			db := sql.OpenDB(c)
-			defer db.Close()
-			benchReadParallel(b, db, bc.ctx)
-		})
-	}
+	benchBareAndRWPool(b, "rwpool-bench-watch", benchReadParallel)
 }
 
 func benchReadParallel(b *testing.B, db *sql.DB, ctx context.Context) {

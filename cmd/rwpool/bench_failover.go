@@ -270,22 +270,7 @@ func runFailover(ctx context.Context, o benchOpts, cl *cluster, d benchDriver, s
 	)
 	worker := func(w int, op func(ctx context.Context) error, log *opLog) {
 		defer wg.Done()
-		next := time.Now()
-		for !stop.Load() {
-			if d := time.Until(next); d > 0 {
-				time.Sleep(d)
-			}
-			if next = next.Add(o.faultPace); next.Before(time.Now()) {
-				next = time.Now()
-			}
-			start := time.Since(begin)
-			cur[w].Store(int64(start) + 1)
-			octx, cancel := context.WithTimeout(context.Background(), failoverOpTimeout)
-			err := op(octx)
-			cancel()
-			cur[w].Store(0)
-			log.add(sample{start: start, end: time.Since(begin), failed: err != nil}, err)
-		}
+		paced(&stop, o.faultPace, begin, &cur[w], failoverOpTimeout, op, log.add)
 	}
 	for w := range failoverWriters {
 		wg.Add(1)

@@ -410,28 +410,17 @@ func runFault(ctx context.Context, o benchOpts, cl *cluster, d benchDriver, sc f
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			next := time.Now()
-			for !stop.Load() {
-				if d := time.Until(next); d > 0 {
-					time.Sleep(d)
-				}
-				if next = next.Add(o.faultPace); next.Before(time.Now()) {
-					next = time.Now()
-				}
-				start := time.Since(begin)
-				cur[w].Store(int64(start) + 1)
-				rctx, cancel := context.WithTimeout(context.Background(), timeout)
-				_, err := r.scanInt(rctx, "SELECT 1")
-				cancel()
-				cur[w].Store(0)
-				s := sample{start: start, end: time.Since(begin), failed: err != nil}
+			paced(&stop, o.faultPace, begin, &cur[w], timeout, func(ctx context.Context) error {
+				_, err := r.scanInt(ctx, "SELECT 1")
+				return err
+			}, func(s sample, err error) {
 				mu.Lock()
 				samples = append(samples, s)
 				if err != nil && first == nil {
 					first = err
 				}
 				mu.Unlock()
-			}
+			})
 		}()
 	}
 
@@ -609,4 +598,28 @@ the DSN items in the variant's name.
   hedges/read  rwpool: hedges started (NodeStats.Hedges, all nodes) per
            read issued; "—" for the others, which do not hedge.
 `, o.faultGoroutines, o.faultPace, o.faultTimeout, o.faultSteady, o.faultWindow, slowBy)
+}
+
+// paced runs op, each call bounded by timeout, one every pace (at once
+// after a slower one) until stop, and hands record each call as a sample
+// in time since begin; cur holds the start of the call in flight, +1 (0
+// when idle), for the bench to see calls that never return.
+func paced(stop *atomic.Bool, pace time.Duration, begin time.Time, cur *atomic.Int64, timeout time.Duration,
+	op func(context.Context) error, record func(sample, error)) {
+	next := time.Now()
+	for !stop.Load() {
+		if d := time.Until(next); d > 0 {
+			time.Sleep(d)
+		}
+		if next = next.Add(pace); next.Before(time.Now()) {
+			next = time.Now()
+		}
+		start := time.Since(begin)
+		cur.Store(int64(start) + 1)
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		err := op(ctx)
+		cancel()
+		cur.Store(0)
+		record(sample{start: start, end: time.Since(begin), failed: err != nil}, err)
+	}
 }
