@@ -85,7 +85,7 @@ func (vc *conn) onPin(ctx context.Context, o ctxOpts, d routing.Decision, write 
 		out, err := l.settle(ctx, vc.c.measured(n, func() error { return call(l.pc) }), fresh)
 		if fresh && l.tx == nil && attempt < maxWriteAttempts {
 			switch {
-			case out == broken && attempt == 0 && errors.Is(err, driver.ErrBadConn):
+			case out == broken && attempt == 0 && errors.Is(err, driver.ErrBadConn) && (!write || vc.c.safeBadConn):
 				continue
 			case write && out == finished && err != nil && driverinfo.ReadOnly(err) && n.isPrimary():
 				// Nothing was applied. If the endpoint moved, the write
@@ -96,6 +96,9 @@ func (vc *conn) onPin(ctx context.Context, o ctxOpts, d routing.Decision, write 
 					continue
 				}
 			}
+		}
+		if write && !vc.c.safeBadConn && errors.Is(err, driver.ErrBadConn) {
+			return writeLost(n, err)
 		}
 		return err
 	}

@@ -27,24 +27,25 @@ import (
 // one pool of real connections per node. Close it (sql.DB.Close does) to
 // close every real connection and stop every background goroutine.
 type Connector struct {
-	cfg      dsn.Config // private copy; never changed after NewConnector
-	dialect  routing.Dialect
-	watch    bool                 // the driver may block past a context's end (needsWatch)
-	cheapCtx bool                 // the driver ties a statement to a context without a goroutine hand-off (driverinfo.TiesContextCheaply)
-	parks    bool                 // leases park their last connection for diagnostics statements (lease.park)
-	drv      *Driver              // returned by Driver, so Stats can find us from a *sql.DB
-	prim     atomic.Pointer[node] // the node writes go to (primaryNode)
-	replicas []*node
-	nodes    []*node // primary first, then replicas in DSN order
-	picker   *pick.Picker
-	readers  []*node             // the picker's candidates, in its order: the replicas, or every node with follow_promotion
-	adaptive bool                // balance=adaptive: reads are measured (balance.go)
-	clock    func() int64        // balance=adaptive's monotonic clock, ns
-	follow   follower            // the roles the servers report, with follow_promotion (promote.go)
-	cache    *routecache.Cache   // the classifier's decisions for repeated statements
-	hedges   hedgeBudget         // hedge_budget's accounting (hedge.go)
-	flav     atomic.Uint32       // replication.Flavor, once known
-	history  replication.History // the primary's recent positions, for replica lag
+	cfg         dsn.Config // private copy; never changed after NewConnector
+	dialect     routing.Dialect
+	watch       bool                 // the driver may block past a context's end (needsWatch)
+	cheapCtx    bool                 // the driver ties a statement to a context without a goroutine hand-off (driverinfo.TiesContextCheaply)
+	safeBadConn bool                 // the driver's driver.ErrBadConn means nothing was sent (driverinfo.SafeBadConn)
+	parks       bool                 // leases park their last connection for diagnostics statements (lease.park)
+	drv         *Driver              // returned by Driver, so Stats can find us from a *sql.DB
+	prim        atomic.Pointer[node] // the node writes go to (primaryNode)
+	replicas    []*node
+	nodes       []*node // primary first, then replicas in DSN order
+	picker      *pick.Picker
+	readers     []*node             // the picker's candidates, in its order: the replicas, or every node with follow_promotion
+	adaptive    bool                // balance=adaptive: reads are measured (balance.go)
+	clock       func() int64        // balance=adaptive's monotonic clock, ns
+	follow      follower            // the roles the servers report, with follow_promotion (promote.go)
+	cache       *routecache.Cache   // the classifier's decisions for repeated statements
+	hedges      hedgeBudget         // hedge_budget's accounting (hedge.go)
+	flav        atomic.Uint32       // replication.Flavor, once known
+	history     replication.History // the primary's recent positions, for replica lag
 
 	logger  atomic.Pointer[slog.Logger]
 	handler atomic.Pointer[func(Event)]
@@ -98,7 +99,8 @@ func NewConnector(cfg *dsn.Config, opts ...Option) (*Connector, error) {
 		return nil, err
 	}
 	c := &Connector{cfg: cp, dialect: routing.DialectOf(cp.Driver), stop: make(chan struct{}),
-		watch: needsWatch(cp.Driver), cheapCtx: driverinfo.TiesContextCheaply(cp.Driver)}
+		watch: needsWatch(cp.Driver), cheapCtx: driverinfo.TiesContextCheaply(cp.Driver),
+		safeBadConn: driverinfo.SafeBadConn(cp.Driver)}
 	c.drv = &Driver{c: c}
 	// Only MySQL and MariaDB have statements that read the previous
 	// statement's diagnostics (routing.Previous); PostgreSQL has none at

@@ -125,6 +125,18 @@ func (e *unavailableError) Error() string        { return e.msg }
 func (e *unavailableError) Is(target error) bool { return target == ErrUnavailable }
 func (e *unavailableError) Unwrap() error        { return e.cause }
 
+// writeLost is the error of a write whose connection broke on a driver
+// whose driver.ErrBadConn does not mean that nothing reached the server:
+// lib/pq returns it when the server closes the connection after it got
+// the statement (io.EOF), so the write may have been applied (a primary
+// killed after its commit). database/sql would send a statement that
+// fails with driver.ErrBadConn again, on another connection, and after a
+// failover onto the new primary: the error does not wrap
+// driver.ErrBadConn, so that neither database/sql nor rwpool does.
+func writeLost(n *node, err error) error {
+	return fmt.Errorf("rwpool: node %s: connection lost during a write, which may have been applied: %v", n.cfg.Name, err)
+}
+
 // readOnlyError is returned, at once, for a write while the primary
 // reports itself read-only.
 type readOnlyError struct{ node string }

@@ -37,6 +37,21 @@ func HonoursContext(name string) bool {
 	return false
 }
 
+// SafeBadConn reports whether the driver registered as name returns
+// driver.ErrBadConn only when nothing of the statement reached the
+// server, as database/sql requires: go-sql-driver/mysql (before writing
+// a packet) and pgx (SafeToRetry) do. lib/pq also returns it when the
+// connection drops after the server got the statement (io.EOF, a fatal
+// server error), so a write that failed with it may have been applied. A
+// driver not listed is assumed not to be safe.
+func SafeBadConn(name string) bool {
+	switch name {
+	case DriverMySQL, DriverPgx, DriverPgxV5:
+		return true
+	}
+	return false
+}
+
 // TiesContextCheaply reports whether the driver registered as name ties a
 // statement to a context that can end without handing each statement to
 // a goroutine: pgx registers with the standard library's

@@ -30,6 +30,17 @@ func TestTiesContextCheaply(t *testing.T) {
 	}
 }
 
+func TestSafeBadConn(t *testing.T) {
+	for name, want := range map[string]bool{
+		DriverMySQL: true, DriverPgx: true, DriverPgxV5: true,
+		DriverLibPQ: false, "sqlite3": false, "": false,
+	} {
+		if got := SafeBadConn(name); got != want {
+			t.Errorf("SafeBadConn(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
 func TestFamilyOf(t *testing.T) {
 	for name, want := range map[string]Family{
 		"postgres": FamilyPostgres, "postgresql": FamilyPostgres, "pgx": FamilyPostgres,
