@@ -112,6 +112,7 @@ type snapshot struct {
 type node struct {
 	Name                string    `json:"name"`
 	Role                string    `json:"role"`
+	RoleSince           time.Time `json:"role_since,omitzero"` // when a promotion gave it Role; absent while it has the DSN's
 	Weight              int64     `json:"weight"`
 	Available           bool      `json:"available"`
 	State               string    `json:"state"`
@@ -185,6 +186,7 @@ func fromSnapshot(s rwpool.Snapshot) snapshot {
 			WaitSeconds:         n.WaitDuration.Seconds(),
 			Replays:             int64(n.Replays),
 			Fallbacks:           n.Fallbacks,
+			RoleSince:           n.RoleSince,
 			Hedges:              n.Hedges,
 			HedgeWins:           n.HedgeWins,
 			HedgesRefused:       n.HedgesRefused,

@@ -37,6 +37,7 @@ type varJSON struct {
 	Nodes []struct {
 		Name                string     `json:"name"`
 		Role                string     `json:"role"`
+		RoleSince           *time.Time `json:"role_since"`
 		Weight              int        `json:"weight"`
 		Available           bool       `json:"available"`
 		State               string     `json:"state"`

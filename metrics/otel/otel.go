@@ -31,6 +31,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -115,6 +116,10 @@ const (
 	// configuration does not expect (a writable replica or a read-only
 	// primary), else 0; Int64ObservableGauge, no unit.
 	MetricNodeRoleMismatch = "rwpool.node.role_mismatch"
+	// MetricNodeRoleSince is when a node was given its current role by a
+	// promotion (follow_promotion), in seconds since the Unix epoch; 0
+	// while it has the DSN's role. Float64ObservableGauge, unit s.
+	MetricNodeRoleSince = "rwpool.node.role.since"
 	// MetricNodeLagging is 1 while a replica is out of reads because its
 	// lag exceeds max_lag (state "lagging"), else 0; Int64ObservableGauge,
 	// no unit.
@@ -238,6 +243,7 @@ func register(stats func() (rwpool.Snapshot, error), mp metric.MeterProvider, op
 		probe     = f64(m.Float64ObservableGauge(MetricNodeProbeLatency, metric.WithUnit("s"), metric.WithDescription("Latency of the node's last successful health probe (0 before the first).")))
 		balance   = f64(m.Float64ObservableGauge(MetricNodeBalanceLatency, metric.WithUnit("s"), metric.WithDescription("What balance=adaptive takes the node's read latency to be (time to first response, recent reads weighing most); 0 with balance=weighted and before the node's first read.")))
 		lag       = f64(m.Float64ObservableGauge(MetricReplicationLag, metric.WithUnit("s"), metric.WithDescription("Replication lag of the replica behind the primary, as last measured (not observed until measured, nor for the primary).")))
+		roleSince = f64(m.Float64ObservableGauge(MetricNodeRoleSince, metric.WithUnit("s"), metric.WithDescription("When the node was given its current role by a promotion (follow_promotion), in seconds since the Unix epoch; 0 while it has the DSN's role.")))
 		mismatch  = i64(m.Int64ObservableGauge(MetricNodeRoleMismatch, metric.WithDescription("1 if the node reports a role its configuration does not expect (a writable replica or a read-only primary), else 0.")))
 		lagging   = i64(m.Int64ObservableGauge(MetricNodeLagging, metric.WithDescription("1 while the replica is out of reads because its replication lag exceeds max_lag, else 0.")))
 		dialed    = counter(MetricConnectionsDialed, "{connection}", "Real connections the node's pool opened, each a new server session.")
@@ -301,6 +307,7 @@ func register(stats func() (rwpool.Snapshot, error), mp metric.MeterProvider, op
 				o.ObserveFloat64(lag, n.Lag.Seconds(), a)
 			}
 			o.ObserveInt64(mismatch, boolInt64(n.RoleMismatch()), a)
+			o.ObserveFloat64(roleSince, unixSeconds(n.RoleSince), a)
 			o.ObserveInt64(lagging, boolInt64(n.State == rwpool.Lagging), a)
 			o.ObserveInt64(dialed, n.Dials, a)
 			o.ObserveInt64(closed, n.ClosedSession, a, causes[0])
@@ -310,7 +317,7 @@ func register(stats func() (rwpool.Snapshot, error), mp metric.MeterProvider, op
 		}
 		return nil
 	}, open, idle, inUse, maxOpen, waiters, waits, waitTime, served, stmtErrs, trips, replays, fallbacks, hedges, hedgeWins, refused, available, probe, balance,
-		lag, mismatch, lagging, dialed, closed, resets)
+		lag, mismatch, roleSince, lagging, dialed, closed, resets)
 	if err != nil {
 		return nil, fmt.Errorf("rwotel: %w", err)
 	}
@@ -322,4 +329,12 @@ func boolInt64(b bool) int64 {
 		return 1
 	}
 	return 0
+}
+
+// unixSeconds is t in seconds since the Unix epoch, 0 for the zero time.
+func unixSeconds(t time.Time) float64 {
+	if t.IsZero() {
+		return 0
+	}
+	return float64(t.UnixNano()) / 1e9
 }

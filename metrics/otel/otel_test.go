@@ -61,6 +61,7 @@ var instruments = map[string]struct {
 	rwotel.MetricNodeBalanceLatency: {gauge, "s"},
 	rwotel.MetricReplicationLag:     {gauge, "s"},
 	rwotel.MetricNodeRoleMismatch:   {gauge, ""},
+	rwotel.MetricNodeRoleSince:      {gauge, "s"},
 	rwotel.MetricNodeLagging:        {gauge, ""},
 	rwotel.MetricConnectionsDialed:  {counter, "{connection}"},
 	rwotel.MetricConnectionsClosed:  {counter, "{connection}"},
@@ -317,6 +318,7 @@ func TestRegisterReportsSnapshot(t *testing.T) {
 		rwotel.MetricNodeAvailable:      series(1, 1, 0),
 		rwotel.MetricNodeBalanceLatency: series(0, 0, 0), // balance=weighted measures nothing
 		rwotel.MetricNodeRoleMismatch:   series(0, 0, 0),
+		rwotel.MetricNodeRoleSince:      series(0, 0, 0), // the DSN's roles
 		rwotel.MetricNodeLagging:        series(0, 0, 0),
 		// No rwpool.replication.lag: the fake driver has no replication
 		// positions, so no lag is known and none is observed.

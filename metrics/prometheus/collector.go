@@ -35,6 +35,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -86,6 +87,7 @@ type collector struct {
 	available, probeLatency                *prometheus.Desc
 	balanceLatency                         *prometheus.Desc
 	replicationLag, roleMismatch, lagging  *prometheus.Desc
+	roleSince                              *prometheus.Desc
 	dials, closed, resets                  *prometheus.Desc
 }
 
@@ -150,6 +152,7 @@ func newCollector(stats func() (rwpool.Snapshot, error), opts []Option) (*collec
 		balanceLatency: desc("node_balance_latency_seconds", "What balance=adaptive takes the node's read latency to be (time to first response, recent reads weighing most), in seconds; 0 with balance=weighted and before the node's first read."),
 		replicationLag: desc("replication_lag_seconds", "Replication lag of the replica behind the primary, in seconds, as last measured (no series until measured, none for the primary)."),
 		roleMismatch:   desc("node_role_mismatch", "1 if the node reports a role its configuration does not expect (a writable replica or a read-only primary), else 0."),
+		roleSince:      desc("node_role_since_seconds", "Unix time when the node was given its current role by a promotion (follow_promotion); 0 while it has the DSN's role."),
 		lagging:        desc("node_lagging", "1 while the replica is out of reads because its replication lag exceeds max_lag, else 0."),
 		dials:          desc("connections_dialed_total", "Real connections the node's pool opened (each a new server session)."),
 		closed: prometheus.NewDesc(prometheus.BuildFQName(cfg.namespace, "", "connections_closed_total"),
@@ -174,7 +177,7 @@ func (c *collector) descs() []*prometheus.Desc {
 		c.replays, c.fallbacks,
 		c.hedges, c.hedgeWins, c.hedgesRefused,
 		c.available, c.probeLatency, c.balanceLatency,
-		c.replicationLag, c.roleMismatch, c.lagging,
+		c.replicationLag, c.roleMismatch, c.lagging, c.roleSince,
 		c.dials, c.closed, c.resets,
 	}
 }
@@ -225,6 +228,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			send(c.replicationLag, gauge, n.Lag.Seconds())
 		}
 		send(c.roleMismatch, gauge, boolFloat(n.RoleMismatch()))
+		send(c.roleSince, gauge, unixSeconds(n.RoleSince))
 		send(c.lagging, gauge, boolFloat(n.State == rwpool.Lagging))
 		send(c.dials, counter, float64(n.Dials))
 		for cause, v := range map[string]int64{"session": n.ClosedSession, "broken": n.ClosedBroken, "expired": n.ClosedExpired} {
@@ -239,4 +243,12 @@ func boolFloat(b bool) float64 {
 		return 1
 	}
 	return 0
+}
+
+// unixSeconds is t in seconds since the Unix epoch, 0 for the zero time.
+func unixSeconds(t time.Time) float64 {
+	if t.IsZero() {
+		return 0
+	}
+	return float64(t.UnixNano()) / 1e9
 }

@@ -47,6 +47,7 @@ var metricNames = []string{
 	"rwpool_node_balance_latency_seconds",
 	lagMetric,
 	"rwpool_node_role_mismatch",
+	"rwpool_node_role_since_seconds",
 	"rwpool_node_lagging",
 	"rwpool_connections_dialed_total",
 	closedMetric,
@@ -265,6 +266,11 @@ rwpool_node_lagging{node="replica2",role="replica"} 0
 rwpool_node_role_mismatch{node="primary",role="primary"} 0
 rwpool_node_role_mismatch{node="replica1",role="replica"} 0
 rwpool_node_role_mismatch{node="replica2",role="replica"} 0
+# HELP rwpool_node_role_since_seconds Unix time when the node was given its current role by a promotion (follow_promotion); 0 while it has the DSN's role.
+# TYPE rwpool_node_role_since_seconds gauge
+rwpool_node_role_since_seconds{node="primary",role="primary"} 0
+rwpool_node_role_since_seconds{node="replica1",role="replica"} 0
+rwpool_node_role_since_seconds{node="replica2",role="replica"} 0
 # HELP rwpool_node_trips_total Times the node became unavailable.
 # TYPE rwpool_node_trips_total counter
 rwpool_node_trips_total{node="primary",role="primary"} 0
