@@ -29,7 +29,6 @@ type watchConn struct {
 	finished chan struct{}
 	closech  chan struct{}
 	watching bool
-	bad      bool
 }
 
 func (c *watchConn) watch() {

@@ -344,7 +344,7 @@ func switchoverBehindEndpoint(t *testing.T, cl *cluster, wait time.Duration) {
 	})); err != nil {
 		t.Fatal(err)
 	}
-	w, ep, writers, readers := r.w, r.ep, r.writers, r.readers
+	w := r.w
 
 	tReadOnly := time.Now()
 	if out, err := clusterScript("set-read-only", primaryPort, "on"); err != nil {
@@ -354,18 +354,7 @@ func switchoverBehindEndpoint(t *testing.T, cl *cluster, wait time.Duration) {
 	eventually(t, 10*time.Second, "replica1 caught up with the read-only primary", func() bool {
 		return len(w.missingOn(t, cl, newPrimary, table)) == 0
 	})
-	if out, err := clusterScript("promote-node", portOf(newPrimary)); err != nil {
-		t.Fatalf("promote-node: %v\n%s", err, out)
-	}
-	tMove := time.Now()
-	ep.moveTo(newPrimary)
-	soak(checkInterval + 2*time.Second)
-	wr, rr := writers.stop(), readers.stop()
-
-	back, ok := firstSuccessAfter(wr, tMove)
-	if !ok {
-		t.Fatalf("no write succeeded after the endpoint moved: %s", wr.summary(tMove, time.Time{}))
-	}
+	tMove, back, wr, rr := promoteAndMove(t, r, newPrimary, checkInterval)
 	recovery := tMove.Add(back).Sub(tReadOnly) // writes were refused from tReadOnly until back
 	failed := wr.failures(time.Time{}, time.Time{})
 	t.Logf("writes: back %s after the move (%s after the primary turned read-only); %d of %d failed (%s); longest %s; %d EndpointMoved events",
@@ -427,7 +416,7 @@ func killPromoteMove(t *testing.T, cl *cluster, wait time.Duration) {
 		{"rejoin-node", portOf(newPrimary)},
 		{"wait-sync"},
 	})
-	w, ep, writers, readers := r.w, r.ep, r.writers, r.readers
+	w := r.w
 
 	tKill := time.Now()
 	if out, err := clusterScript("kill-node", primaryPort); err != nil {
@@ -442,18 +431,7 @@ func killPromoteMove(t *testing.T, cl *cluster, wait time.Duration) {
 	w.mu.Lock()
 	ackedBeforeKill := len(w.acked)
 	w.mu.Unlock()
-	if out, err := clusterScript("promote-node", portOf(newPrimary)); err != nil {
-		t.Fatalf("promote-node: %v\n%s", err, out)
-	}
-	tMove := time.Now()
-	ep.moveTo(newPrimary)
-	soak(checkInterval + 2*time.Second)
-	wr, rr := writers.stop(), readers.stop()
-
-	back, ok := firstSuccessAfter(wr, tMove)
-	if !ok {
-		t.Fatalf("no write succeeded after the endpoint moved: %s", wr.summary(tMove, time.Time{}))
-	}
+	tMove, back, wr, rr := promoteAndMove(t, r, newPrimary, checkInterval)
 	missing := w.missingOn(t, cl, newPrimary, table)
 	if dup := w.duplicatesOn(t, cl, newPrimary, table); len(dup) > 0 {
 		t.Errorf("%d writes applied twice on the new primary: %v", len(dup), dup[:min(len(dup), 10)])
@@ -493,4 +471,24 @@ func isReadOnlyServerError(err error) bool {
 	}
 	var me *mysql.MySQLError
 	return errors.As(err, &me) && (me.Number == 1290 || me.Number == 1792)
+}
+
+// promoteAndMove promotes newPrimary, moves the rig's endpoint to it, lets
+// the load run for check_interval + 2 s and stops it. It returns when the
+// endpoint moved, how long after that the first write succeeded, and the
+// writers' and readers' results.
+func promoteAndMove(t *testing.T, r *failoverRig, newPrimary string, checkInterval time.Duration) (tMove time.Time, back time.Duration, wr, rr results) {
+	t.Helper()
+	if out, err := clusterScript("promote-node", portOf(newPrimary)); err != nil {
+		t.Fatalf("promote-node: %v\n%s", err, out)
+	}
+	tMove = time.Now()
+	r.ep.moveTo(newPrimary)
+	soak(checkInterval + 2*time.Second)
+	wr, rr = r.writers.stop(), r.readers.stop()
+	back, ok := firstSuccessAfter(wr, tMove)
+	if !ok {
+		t.Fatalf("no write succeeded after the endpoint moved: %s", wr.summary(tMove, time.Time{}))
+	}
+	return tMove, back, wr, rr
 }

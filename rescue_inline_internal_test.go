@@ -58,7 +58,6 @@ type honourConn struct {
 	d   *honourDriver
 	dsn string
 	bad bool
-	ctx context.Context // the rows' context while they are open
 }
 
 func (c *honourConn) Prepare(string) (driver.Stmt, error) { return nil, driver.ErrSkip }

@@ -63,6 +63,9 @@
 #                      MASTER_USE_GTID=current_pos, START SLAVE (current_pos:
 #                      a former primary's own binlog is newer than its
 #                      gtid_slave_pos, which slave_pos would replay from).
+#   reserve-ports PORT...
+#                      take PORTs out of the ephemeral range, as `up` does
+#                      for the nodes (root only; scripts/proxies.sh uses it)
 #   set-read-only PORT on|off
 #                      PostgreSQL default_transaction_read_only, MariaDB
 #                      read_only (e.g. to demote a primary)
@@ -1454,6 +1457,7 @@ main() {
     rejoin-node) cmd_rejoin_node "$@" ;;
     repoint-node) cmd_repoint_node "$@" ;;
     set-read-only) cmd_set_read_only "$@" ;;
+    reserve-ports) reserve_ports "$@" ;;
     -h | --help | help | "") usage ;;
     *)
         log "unknown command: $CMD"

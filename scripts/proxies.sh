@@ -232,23 +232,12 @@ write_env() {
     mv "$STATE/env.tmp" "$STATE/env"
 }
 
-# reserve_ports PORT...: out of Linux's ephemeral range, as cluster.sh does
-# for the nodes, so that no client socket holds a proxy's port (root only).
-reserve_ports() {
-    local f=/proc/sys/net/ipv4/ip_local_reserved_ports cur want
-    [ "$IS_ROOT" -eq 1 ] && [ -w "$f" ] || return 0
-    cur=$(cat "$f")
-    want=$(printf '%s\n' "$@" | paste -sd, -)
-    [ -n "$cur" ] && want="$cur,$want"
-    echo "$want" >"$f" 2>/dev/null || log "note: could not reserve ports $*"
-}
-
 cmd_up() {
     ensure_packages
     load_cluster
     cmd_down
     local p
-    reserve_ports "$PGPOOL_PORT" "$PCP_PORT" "$HA_PG_WRITE" "$HA_PG_READ" "$HA_MY_WRITE" "$HA_MY_READ"
+    "$ROOT/scripts/cluster.sh" reserve-ports "$PGPOOL_PORT" "$PCP_PORT" "$HA_PG_WRITE" "$HA_PG_READ" "$HA_MY_WRITE" "$HA_MY_READ"
     for p in "$PGPOOL_PORT" "$PCP_PORT" "$HA_PG_WRITE" "$HA_PG_READ" "$HA_MY_WRITE" "$HA_MY_READ"; do
         ! port_open "$p" || die "port $p is taken: another cluster's proxies on a nearby port base?"
     done

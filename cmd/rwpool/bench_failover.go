@@ -180,32 +180,41 @@ func (l *opLog) snapshot() ([]sample, error) {
 // openFailoverVariant opens v with primary as the address of the primary
 // (the endpoint's, or the server's for a direct variant) and both replicas.
 func openFailoverVariant(v failoverVariant, d benchDriver, primary string) (client, error) {
-	reps := make([]string, len(d.Replicas))
-	for i, r := range d.Replicas {
-		reps[i] = d.NodeDSN(r)
-	}
 	switch v.kind {
 	case "bare":
 		return openSQL(d.Driver, d.NodeDSN(primary))
 	case "rwpool":
 		return openSQL("rwpool", d.DSNOver(primary, d.Replicas, v.extra))
+	}
+	return openPeer(v.kind, d, primary, d.Replicas)
+}
+
+// openPeer opens one of the peers rwpool is compared with, kind
+// dbresolver, nap, pgpool or haproxy, over primary and replicas
+// (host:port; the proxies have their own configuration).
+func openPeer(kind string, d benchDriver, primary string, replicas []string) (client, error) {
+	dsns := make([]string, len(replicas))
+	for i, r := range replicas {
+		dsns[i] = d.NodeDSN(r)
+	}
+	switch kind {
 	case "dbresolver":
-		g, err := openGorm(d.Driver, d.NodeDSN(primary), reps...)
+		g, err := openGorm(d.Driver, d.NodeDSN(primary), dsns...)
 		if err != nil {
 			return nil, err
 		}
 		return g, nil
 	case "nap":
-		db, err := nap.Open(d.Driver, strings.Join(append([]string{d.NodeDSN(primary)}, reps...), ";"))
+		db, err := nap.Open(d.Driver, strings.Join(append([]string{d.NodeDSN(primary)}, dsns...), ";"))
 		if err != nil {
 			return nil, err
 		}
 		db.SetMaxIdleConns(maxIdle)
 		return napReader{db}, nil
 	case "pgpool", "haproxy":
-		return openProxyVariant(v.kind, d)
+		return openProxyVariant(kind, d)
 	}
-	return nil, fmt.Errorf("unknown variant kind %q", v.kind)
+	return nil, fmt.Errorf("unknown variant kind %q", kind)
 }
 
 // runFailover runs one variant through scenario s and puts the topology

@@ -11,8 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/tsenart/nap"
-
 	"github.com/rwpool/rwpool"
 	"github.com/rwpool/rwpool/cmd/rwpool/internal/faultproxy"
 )
@@ -271,33 +269,13 @@ func (sc faultScenario) replicasOf(kind string, addrs []string) (replicas []stri
 // (real addresses or forwarders).
 func openFaultVariant(sc faultScenario, v faultVariant, d benchDriver, addrs []string) (reader, error) {
 	reps, weights := sc.replicasOf(v.kind, addrs)
-	dsns := make([]string, len(reps))
-	for i, r := range reps {
-		dsns[i] = d.NodeDSN(r)
-	}
-	primary := d.NodeDSN(d.Primary)
 	switch v.kind {
 	case "bare":
-		return openSQL(d.Driver, dsns[0])
+		return openSQL(d.Driver, d.NodeDSN(reps[0]))
 	case "rwpool":
 		return openSQL("rwpool", d.DSNOver(d.Primary, reps, v.extra, weights...))
-	case "dbresolver":
-		g, err := openGorm(d.Driver, primary, dsns...)
-		if err != nil {
-			return nil, err
-		}
-		return g, nil
-	case "nap":
-		db, err := nap.Open(d.Driver, strings.Join(append([]string{primary}, dsns...), ";"))
-		if err != nil {
-			return nil, err
-		}
-		db.SetMaxIdleConns(maxIdle)
-		return napReader{db}, nil
-	case "pgpool", "haproxy":
-		return openProxyVariant(v.kind, d)
 	}
-	return nil, fmt.Errorf("unknown variant kind %q", v.kind)
+	return openPeer(v.kind, d, d.Primary, reps)
 }
 
 // checkReplicaRoute makes sure a read of r lands on one of want (host:port).

@@ -97,13 +97,11 @@ func ratios(t, base throughputRow, f func(roundFigures) float64) []float64 {
 	return out
 }
 
-var (
-	figQPS    = func(r roundFigures) float64 { return r.qps }
-	figP50    = func(r roundFigures) float64 { return float64(r.p50) }
-	figP99    = func(r roundFigures) float64 { return float64(r.p99) }
-	figP999   = func(r roundFigures) float64 { return float64(r.p999) }
-	figAllocs = func(r roundFigures) float64 { return r.allocs }
-)
+// The figures of a round, for the functions above.
+func figQPS(r roundFigures) float64  { return r.qps }
+func figP50(r roundFigures) float64  { return float64(r.p50) }
+func figP99(r roundFigures) float64  { return float64(r.p99) }
+func figP999(r roundFigures) float64 { return float64(r.p999) }
 
 // roundOrder is the order of the variants in round i: each round starts
 // one variant later than the one before.

@@ -17,6 +17,12 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // echoServer answers every line with the same line, until the test ends.
 func echoServer(t *testing.T) string {
+	return server(t, func(c net.Conn) { io.Copy(c, c) })
+}
+
+// server runs serve on every connection to a new listener, closing the
+// connection when serve returns, until the test ends.
+func server(t *testing.T, serve func(net.Conn)) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -39,8 +45,8 @@ func echoServer(t *testing.T) string {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				io.Copy(c, c)
-				c.Close()
+				defer c.Close()
+				serve(c)
 			}()
 		}
 	}()
@@ -305,51 +311,17 @@ func TestTargetDown(t *testing.T) {
 
 // nameServer answers every line with its name, until the test ends.
 func nameServer(t *testing.T, name string) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var conns []net.Conn
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	return server(t, func(c net.Conn) {
+		r := bufio.NewReader(c)
 		for {
-			c, err := ln.Accept()
-			if err != nil {
+			if _, err := r.ReadString('\n'); err != nil {
 				return
 			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer c.Close()
-				r := bufio.NewReader(c)
-				for {
-					if _, err := r.ReadString('\n'); err != nil {
-						return
-					}
-					if _, err := io.WriteString(c, name+"\n"); err != nil {
-						return
-					}
-				}
-			}()
+			if _, err := io.WriteString(c, name+"\n"); err != nil {
+				return
+			}
 		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
 	})
-	return ln.Addr().String()
 }
 
 // TestMoveTo: after a move, new connections reach the new target and open
