@@ -66,7 +66,8 @@ type Options struct {
 	// node's replayed position; the status query (pg_is_in_recovery())
 	// answers from them, read-only for a node made a replica by
 	// Node.SetReplayed. A status set with Node.SetStatus wins, in every
-	// mode.
+	// mode. See also Node.SetCommitRecords (a transaction's writes are
+	// covered only by its commit's position) and Node.SetHangPositions.
 	Replication bool
 
 	// DialError is what dialling a node that is down returns. nil: a
@@ -207,6 +208,8 @@ type Node struct {
 
 	mu       sync.Mutex
 	hang     chan struct{} // when non-nil, statements block until it is closed
+	hangPos  chan struct{} // when non-nil, position queries block until it is closed
+	commits  bool          // SetCommitRecords
 	ran      []string
 	args     []driver.Value
 	status   *Status
@@ -231,6 +234,46 @@ func (n *Node) SetHang(on bool) {
 		close(n.hang)
 		n.hang = nil
 	}
+}
+
+// SetHangPositions makes the node's position queries (Options.Replication:
+// pg_current_wal_lsn() and pg_last_wal_replay_lsn()) block (true),
+// ignoring their contexts as lib/pq does, or releases them. Other
+// statements run as usual: a node whose WAL position reads are stuck
+// behind a slow checkpoint, say, while it still serves queries.
+func (n *Node) SetHangPositions(on bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if on && n.hangPos == nil {
+		n.hangPos = make(chan struct{})
+	}
+	if !on && n.hangPos != nil {
+		close(n.hangPos)
+		n.hangPos = nil
+	}
+}
+
+// SetCommitRecords makes the node's positions (Options.Replication) follow
+// transactions as a real server's do. Only writes move the position then:
+// an exec or query whose first word is INSERT, UPDATE, DELETE or REPLACE,
+// or a query with RETURNING, by 0x100 each as it runs (its WAL records).
+// A write is covered only by its transaction's commit record, which moves
+// the position by another 0x100: a replica whose replay position lies
+// between has the write but not its commit, and does not show it. A write
+// outside a transaction commits when it completes: an exec at once, a
+// query when its rows are closed (the server commits a statement after
+// its last row). A write inside a transaction commits with it, when a
+// transaction that wrote ends successfully. A connection is in a transaction from Begin (or BeginTx) to Tx.Commit or
+// Tx.Rollback; from the statement BEGIN or START TRANSACTION to COMMIT,
+// END, ROLLBACK or ABORT (not ROLLBACK TO); and, after SET autocommit=0
+// (MySQL), always: COMMIT ends one and the next begins, SET autocommit=1
+// commits and ends the mode. BEGIN, COMMIT and SET themselves move
+// nothing. Off (the default), every exec moves the position, as does a
+// query with RETURNING, transactions or not.
+func (n *Node) SetCommitRecords(on bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.commits = on
 }
 
 // SetRowsErr makes the node's result sets fail with err after their
@@ -339,9 +382,21 @@ func (n *Node) statusOf(replication bool) (Status, bool) {
 	return Status{LSN: lsnText(n.written), ReplayAge: -1}, true
 }
 
+// isPositionQuery reports whether q is one of the position queries of
+// Options.Replication.
+func isPositionQuery(q string) bool {
+	return strings.Contains(q, "pg_current_wal_lsn()") || strings.Contains(q, "pg_last_wal_replay_lsn()")
+}
+
 // position answers the position queries of Options.Replication, and moves
-// the written position on a write.
-func (n *Node) position(q string, write bool) (string, bool) {
+// the written position on a write. exec says q runs as an exec.
+func (c *conn) position(q string, exec bool) (string, bool) {
+	if isPositionQuery(q) {
+		if h := c.n.hangPosCh(); h != nil {
+			<-h
+		}
+	}
+	n := c.n
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	switch {
@@ -349,10 +404,86 @@ func (n *Node) position(q string, write bool) (string, bool) {
 		return lsnText(n.written), true
 	case strings.Contains(q, "pg_last_wal_replay_lsn()"):
 		return lsnText(n.replayed), true
-	case write || strings.Contains(q, "RETURNING"):
+	case n.commits:
+		c.followTx(q, exec)
+	case exec || strings.Contains(q, "RETURNING"):
 		n.written += 0x100
 	}
 	return "", false
+}
+
+// followTx moves the written position for q, run on c, as
+// Node.SetCommitRecords says. The caller holds c.n.mu.
+func (c *conn) followTx(q string, exec bool) {
+	n := c.n
+	_, write := writeVerb(q)
+	if write || strings.Contains(q, "RETURNING") {
+		n.written += 0x100
+		switch {
+		case c.inTx():
+			c.txWrote = true
+		case exec:
+			n.written += 0x100
+		default:
+			c.commitAtClose = true
+		}
+		return
+	}
+	w := strings.Fields(strings.ToUpper(q))
+	if len(w) == 0 {
+		return
+	}
+	set := strings.Join(w, "")
+	switch {
+	case w[0] == "BEGIN" || w[0] == "START" && len(w) > 1 && strings.HasPrefix(w[1], "TRANSACTION"):
+		c.sqlTx = true
+	case w[0] == "COMMIT" || w[0] == "END":
+		c.committed()
+		c.sqlTx = false
+	case (w[0] == "ROLLBACK" || w[0] == "ABORT") && (len(w) == 1 || w[1] != "TO"):
+		c.txWrote, c.sqlTx = false, false
+	case strings.HasPrefix(set, "SET") && (strings.Contains(set, "AUTOCOMMIT=0") || strings.Contains(set, "AUTOCOMMIT=OFF")):
+		c.noAutocommit = true
+	case strings.HasPrefix(set, "SET") && (strings.Contains(set, "AUTOCOMMIT=1") || strings.Contains(set, "AUTOCOMMIT=ON")):
+		c.committed()
+		c.noAutocommit = false
+	}
+}
+
+// inTx reports whether c is in a transaction (Node.SetCommitRecords).
+func (c *conn) inTx() bool { return c.tx || c.sqlTx || c.noAutocommit }
+
+// committed writes the commit record of c's transaction, if it wrote. The
+// caller holds c.n.mu.
+func (c *conn) committed() {
+	if c.txWrote {
+		c.n.written += 0x100
+		c.txWrote = false
+	}
+}
+
+// commitRecord writes the commit record of a write that ran outside a
+// transaction (Node.SetCommitRecords).
+func (n *Node) commitRecord() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.written += 0x100
+}
+
+// endTx ends c's transaction begun by Begin: committed or not.
+func (c *conn) endTx(commit bool) {
+	c.n.mu.Lock()
+	defer c.n.mu.Unlock()
+	if commit {
+		c.committed()
+	}
+	c.tx, c.txWrote = false, false
+}
+
+func (n *Node) hangPosCh() chan struct{} {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.hangPos
 }
 
 func lsnText(n uint64) string { return fmt.Sprintf("%X/%X", n>>32, uint32(n)) }
@@ -365,6 +496,11 @@ type conn struct {
 	bad      bool         // a statement failed on a down node
 	readOnly atomic.Bool  // in a transaction begun read-only
 	running  atomic.Int32 // statements running (see Node.ClosedMidStatement)
+
+	// Transactions, as Node.SetCommitRecords follows them; under n.mu.
+	tx, sqlTx, noAutocommit bool // begun by Begin, by BEGIN; SET autocommit=0
+	txWrote                 bool // the transaction wrote: its commit moves the position
+	commitAtClose           bool // the query just run commits when its rows close
 }
 
 func (c *conn) Close() error { c.n.open.Add(-1); return nil }
@@ -378,6 +514,9 @@ func (c *conn) begin(readOnly bool) (driver.Tx, error) {
 	}
 	c.record("BEGIN", nil)
 	c.readOnly.Store(readOnly)
+	c.n.mu.Lock()
+	c.tx = true
+	c.n.mu.Unlock()
 	return tx{c}, nil
 }
 
@@ -419,7 +558,7 @@ func (c *conn) exec(q string, args []driver.Value) (driver.Result, error) {
 		}
 	}
 	if c.d.opts.Replication {
-		c.n.position(q, true)
+		c.position(q, true)
 	}
 	return driver.RowsAffected(1), nil
 }
@@ -438,11 +577,15 @@ func (c *conn) query(q string, args []driver.Value) (driver.Rows, error) {
 		}
 	}
 	if c.d.opts.Replication {
-		if lsn, ok := c.n.position(q, false); ok {
+		if lsn, ok := c.position(q, false); ok {
 			return &rows{cols: []string{"lsn"}, row: []driver.Value{lsn}}, nil
 		}
 	}
 	r := &rows{cols: []string{"node"}, row: []driver.Value{c.dsn}}
+	if c.commitAtClose { // Node.SetCommitRecords
+		c.commitAtClose = false
+		r.close = c.n.commitRecord
+	}
 	if c.d.opts.AnswerOne {
 		r.cols, r.row = []string{"n"}, []driver.Value{int64(1)}
 	}
@@ -544,26 +687,35 @@ type tx struct{ c *conn }
 func (t tx) Commit() error {
 	t.c.readOnly.Store(false)
 	t.c.record("COMMIT", nil)
+	t.c.endTx(true)
 	return nil
 }
 
 func (t tx) Rollback() error {
 	t.c.readOnly.Store(false)
 	t.c.record("ROLLBACK", nil)
+	t.c.endTx(false)
 	return nil
 }
 
 // rows is a result of one row; with err set, the row is followed by err
 // instead of the end of the result.
 type rows struct {
-	cols []string
-	row  []driver.Value
-	err  error
-	done bool
+	cols  []string
+	row   []driver.Value
+	err   error
+	done  bool
+	close func() // run at the first Close
 }
 
 func (r *rows) Columns() []string { return r.cols }
-func (r *rows) Close() error      { return nil }
+func (r *rows) Close() error {
+	if f := r.close; f != nil {
+		r.close = nil
+		f()
+	}
+	return nil
+}
 func (r *rows) Next(dest []driver.Value) error {
 	if r.done {
 		if r.err != nil {

@@ -108,3 +108,109 @@ func TestPrepareHangAndClosedMidStatement(t *testing.T) {
 		t.Errorf("after a Close with nothing running: ClosedMidStatement = %d, want 1", got)
 	}
 }
+
+var repl = fakedriver.Register("fakedriver-test-replication-postgres", fakedriver.Options{Replication: true})
+
+// With SetCommitRecords, a write's position is covered by its commit:
+// at once for an exec, when its rows close for a query, at the end of a
+// transaction (begun by Begin, by BEGIN, or by SET autocommit=0) for a
+// write in one.
+func TestCommitRecords(t *testing.T) {
+	n := repl.Fresh(t.Name())
+	n.SetCommitRecords(true)
+	db, err := sql.Open("fakedriver-test-replication-postgres", t.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	c, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	pos := func() string {
+		t.Helper()
+		var lsn string
+		if err := c.QueryRowContext(ctx, "SELECT pg_current_wal_lsn()::text").Scan(&lsn); err != nil {
+			t.Fatal(err)
+		}
+		return lsn
+	}
+	exec := func(q string) {
+		t.Helper()
+		if _, err := c.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	steps := []struct {
+		run  func()
+		want string
+	}{
+		{func() { exec("UPDATE t SET a = 1") }, "0/200"},
+		{func() { exec("SET x = 1") }, "0/200"},
+		{func() { exec("BEGIN"); exec("INSERT INTO t VALUES (1)") }, "0/300"},
+		{func() { exec("COMMIT") }, "0/400"},
+		{func() { exec("BEGIN"); exec("INSERT INTO t VALUES (1)"); exec("ROLLBACK TO s") }, "0/500"},
+		{func() { exec("ROLLBACK") }, "0/500"},
+		{func() { exec("SET autocommit = 0"); exec("DELETE FROM t") }, "0/600"},
+		{func() { exec("COMMIT") }, "0/700"},
+		{func() { exec("DELETE FROM t") }, "0/800"},
+		{func() { exec("SET autocommit=1") }, "0/900"},
+		{func() {
+			tx, err := c.BeginTx(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tx.ExecContext(ctx, "INSERT INTO t VALUES (2)")
+			tx.Commit()
+		}, "0/B00"},
+	}
+	for i, s := range steps {
+		s.run()
+		if got := pos(); got != s.want {
+			t.Fatalf("step %d: position %s, want %s", i, got, s.want)
+		}
+	}
+	rs, err := c.QueryContext(ctx, "INSERT INTO t VALUES (3) RETURNING id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lsn string
+	if err := db.QueryRowContext(ctx, "SELECT pg_current_wal_lsn()::text").Scan(&lsn); err != nil || lsn != "0/C00" {
+		t.Errorf("with a RETURNING's rows open: position %s (%v), want 0/C00", lsn, err)
+	}
+	rs.Close()
+	if got := pos(); got != "0/D00" {
+		t.Errorf("after its rows closed: position %s, want 0/D00", got)
+	}
+}
+
+// SetHangPositions holds position queries, and only them.
+func TestHangPositions(t *testing.T) {
+	n := repl.Fresh(t.Name())
+	db, err := sql.Open("fakedriver-test-replication-postgres", t.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	n.SetHangPositions(true)
+	done := make(chan error, 1)
+	go func() {
+		var lsn string
+		done <- db.QueryRowContext(ctx, "SELECT pg_current_wal_lsn()::text").Scan(&lsn)
+	}()
+	if _, err := db.ExecContext(ctx, "UPDATE t SET a = 1"); err != nil {
+		t.Errorf("a write on a node whose position queries hang: %v", err)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("a position query returned while they hang: %v", err)
+	default:
+	}
+	n.SetHangPositions(false)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
