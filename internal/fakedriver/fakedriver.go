@@ -263,12 +263,13 @@ func (n *Node) SetHangPositions(on bool) {
 // outside a transaction commits when it completes: an exec at once, a
 // query when its rows are closed (the server commits a statement after
 // its last row). A write inside a transaction commits with it, when a
-// transaction that wrote ends successfully. A connection is in a transaction from Begin (or BeginTx) to Tx.Commit or
-// Tx.Rollback; from the statement BEGIN or START TRANSACTION to COMMIT,
-// END, ROLLBACK or ABORT (not ROLLBACK TO); and, after SET autocommit=0
-// (MySQL), always: COMMIT ends one and the next begins, SET autocommit=1
-// commits and ends the mode. BEGIN, COMMIT and SET themselves move
-// nothing. Off (the default), every exec moves the position, as does a
+// transaction that wrote ends successfully. A connection is in a
+// transaction from Begin (or BeginTx) to Tx.Commit or Tx.Rollback; from
+// the statement BEGIN or START TRANSACTION (after any /* */ comment) to
+// COMMIT, END, ROLLBACK or ABORT (not ROLLBACK TO); and, after SET
+// autocommit=0 (MySQL), always: COMMIT ends one and the next begins, SET
+// autocommit=1 commits and ends the mode. BEGIN, COMMIT and SET
+// themselves move nothing. Off (the default), every exec moves the position, as does a
 // query with RETURNING, transactions or not.
 func (n *Node) SetCommitRecords(on bool) {
 	n.mu.Lock()
@@ -429,7 +430,7 @@ func (c *conn) followTx(q string, exec bool) {
 		}
 		return
 	}
-	w := strings.Fields(strings.ToUpper(q))
+	w := strings.Fields(strings.ToUpper(skipComment(q)))
 	if len(w) == 0 {
 		return
 	}
@@ -447,6 +448,21 @@ func (c *conn) followTx(q string, exec bool) {
 	case strings.HasPrefix(set, "SET") && (strings.Contains(set, "AUTOCOMMIT=1") || strings.Contains(set, "AUTOCOMMIT=ON")):
 		c.committed()
 		c.noAutocommit = false
+	}
+}
+
+// skipComment returns q without its leading /* … */ comments.
+func skipComment(q string) string {
+	for {
+		q = strings.TrimSpace(q)
+		if !strings.HasPrefix(q, "/*") {
+			return q
+		}
+		i := strings.Index(q, "*/")
+		if i < 0 {
+			return ""
+		}
+		q = q[i+2:]
 	}
 }
 
