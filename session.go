@@ -174,13 +174,19 @@ func (c *Connector) writtenPosition(ctx context.Context, pc *pool.Conn) (replica
 }
 
 // primaryPosition reads the primary's current position on a connection of
-// its pool.
+// its pool, bounded by probe_timeout when ctx is not.
 func (c *Connector) primaryPosition(ctx context.Context) (replication.Position, error) {
 	n := c.primaryNode()
 	pc, err := n.acquire(ctx)
 	if err != nil {
 		return replication.Position{}, err
 	}
+	// The read is settled under the context that bounded it: an abandoned
+	// read settles to that context's error, and ctx's, with no deadline,
+	// is nil. A zero position taken for a success would resolve the
+	// session's pending writes for any replica.
+	ctx, cancel := boundCtx(ctx, c.cfg.ProbeTimeout)
+	defer cancel()
 	p, err := c.writtenPosition(ctx, pc)
 	if _, err = n.settle(ctx, pc, err); err == nil {
 		n.repl.advance(p)
