@@ -270,7 +270,7 @@ func (vc *conn) exec(ctx context.Context, query string, d routing.Decision, args
 		return nil, err
 	}
 	if vc.lease.pins(d) {
-		return vc.execPinned(ctx, d, func(pc *pool.Conn) (driver.Result, error) {
+		return vc.execPinned(ctx, query, d, func(pc *pool.Conn) (driver.Result, error) {
 			return execWatched(vc.c, ctx, pc, query, args)
 		})
 	}
@@ -290,9 +290,9 @@ func (vc *conn) exec(ctx context.Context, query string, d routing.Decision, args
 	return res, err
 }
 
-// execPinned runs a statement classified d on the lease's pin with run,
-// and records a session's write.
-func (vc *conn) execPinned(ctx context.Context, d routing.Decision, run func(*pool.Conn) (driver.Result, error)) (driver.Result, error) {
+// execPinned runs query, classified d, on the lease's pin with run, and
+// records a session's write.
+func (vc *conn) execPinned(ctx context.Context, query string, d routing.Decision, run func(*pool.Conn) (driver.Result, error)) (driver.Result, error) {
 	var res driver.Result
 	o := optsOf(ctx)
 	write := isWrite(d)
@@ -300,7 +300,7 @@ func (vc *conn) execPinned(ctx context.Context, d routing.Decision, run func(*po
 		res, err = run(pc)
 		return err
 	})
-	if err == nil && write && o.session != nil && vc.lease.tx == nil {
+	if vc.pinnedStatement(ctx, o.session, query, d, err) {
 		vc.sessionWrote(ctx, o.session)
 	}
 	return res, err
@@ -317,7 +317,7 @@ func (vc *conn) query(ctx context.Context, query string, d routing.Decision, arg
 		return nil, err
 	}
 	if vc.lease.pins(d) {
-		return vc.queryPinned(ctx, d, func(pc *pool.Conn) (*rows, error) {
+		return vc.queryPinned(ctx, query, d, func(pc *pool.Conn) (*rows, error) {
 			return queryWatched(vc.c, ctx, pc, query, args)
 		})
 	}
@@ -342,9 +342,9 @@ func (vc *conn) query(ctx context.Context, query string, d routing.Decision, arg
 	return r, nil
 }
 
-// queryPinned runs a query classified d on the lease's pin with run. The
+// queryPinned runs query, classified d, on the lease's pin with run. The
 // rows settle the call when they close.
-func (vc *conn) queryPinned(ctx context.Context, d routing.Decision, run func(*pool.Conn) (*rows, error)) (driver.Rows, error) {
+func (vc *conn) queryPinned(ctx context.Context, query string, d routing.Decision, run func(*pool.Conn) (*rows, error)) (driver.Rows, error) {
 	var r *rows
 	o := optsOf(ctx)
 	write := isWrite(d)
@@ -352,14 +352,16 @@ func (vc *conn) queryPinned(ctx context.Context, d routing.Decision, run func(*p
 		r, err = run(pc)
 		return err
 	})
+	record := vc.pinnedStatement(ctx, o.session, query, d, err)
 	if err != nil {
 		return nil, err
 	}
 	r.lease, r.pin, r.n = &vc.lease, vc.lease.pc, vc.lease.n
-	if write && o.session != nil && vc.lease.tx == nil {
-		// The rows hold the connection: the position is read at the
-		// session's next read.
-		o.session.wrotePending(vc.c.follow.epoch.Load())
+	if record {
+		// The rows hold the connection, and the write commits only
+		// when it completes, after its last row: once they close, its
+		// position is left for the session's next read (rows.Close).
+		r.wrote, r.epoch = o.session, vc.c.follow.epoch.Load()
 	}
 	return r, nil
 }
@@ -441,8 +443,8 @@ func (vc *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, 
 		return nil, err
 	}
 	l.tx = &tx{vc: vc, tx: rtx}
-	if !opts.ReadOnly && l.n == vc.c.primaryNode() {
-		l.tx.session = o.session
+	if o.session != nil && !opts.ReadOnly && l.n == vc.c.primaryNode() {
+		l.wroteInTx(o.session) // recorded at Commit, like its writes
 	}
 	o.record(l.n, reasonTx, 0)
 	return l.tx, nil

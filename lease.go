@@ -47,6 +47,14 @@ type lease struct {
 	stmts []*stmt    // real statements prepared on pc and not closed yet
 	lost  bool
 
+	// A transaction sent as SQL on pc (sqltx.go), and the causal sessions
+	// that wrote in the transaction open on pc, whichever began it: their
+	// writes are covered only by its commit, so their positions are read
+	// when it commits (conn.pinnedStatement, tx.Commit).
+	sqlTx        bool       // a BEGIN or START TRANSACTION statement began one
+	noAutocommit bool       // SET autocommit=0: every statement is in one
+	txSessions   []*session // sessions that wrote in the open transaction
+
 	// parked is the connection that ran the lease's last statement outside
 	// the pin, kept until the lease's next statement so that a statement
 	// reading its diagnostics (SHOW WARNINGS) can run there. Only dialects
@@ -73,6 +81,38 @@ func (l *lease) pinned() bool { return l.pc != nil }
 func (l *lease) pin(pc *pool.Conn, n *node, dirty bool) {
 	l.unpark()
 	l.pc, l.n, l.dirty = pc, n, dirty
+}
+
+// inTx reports whether a transaction is open on the pin: a write in it
+// commits only with it.
+func (l *lease) inTx() bool { return l.tx != nil || l.sqlTx || l.noAutocommit }
+
+// wroteInTx records that session s wrote in the transaction open on the
+// pin.
+func (l *lease) wroteInTx(s *session) {
+	if !slices.Contains(l.txSessions, s) {
+		l.txSessions = append(l.txSessions, s)
+	}
+}
+
+// takeTxSessions returns the sessions that wrote in the transaction that
+// just ended, and forgets them.
+func (l *lease) takeTxSessions() []*session {
+	ss := l.txSessions
+	l.txSessions = nil
+	return ss
+}
+
+// forgetTx runs when the pin goes: a transaction still open on it ends
+// with it, rolled back by the server or, on MySQL, committed implicitly
+// by a statement rwpool did not take for a commit. Whichever it was, the
+// writes of its sessions are left pending: their next read asks the
+// primary for a position that covers them if they committed.
+func (l *lease) forgetTx() {
+	for _, s := range l.takeTxSessions() {
+		s.wrotePending(l.n.c.follow.epoch.Load())
+	}
+	l.sqlTx, l.noAutocommit = false, false
 }
 
 // settle ends a call on the pin that returned err: it counts err against
@@ -108,6 +148,7 @@ func (l *lease) settle(ctx context.Context, err error, fresh bool) (outcome, err
 // The statements prepared on it are forgotten, not closed: closing one
 // now would race the abandoned call.
 func (l *lease) abandon() {
+	l.forgetTx()
 	l.detach()
 	l.n.closedBroken.Add(1)
 	l.pc, l.n, l.dirty = nil, nil, false
@@ -118,6 +159,7 @@ func (l *lease) abandon() {
 // statements prepared on it.
 func (l *lease) drop() {
 	if l.pc != nil {
+		l.forgetTx()
 		l.detach()
 		l.n.closedBroken.Add(1)
 		l.pc.Destroy()
@@ -154,7 +196,7 @@ func (l *lease) lose() {
 // endTx runs when the lease's transaction committed or rolled back with
 // err.
 func (l *lease) endTx(err error, primary *node) {
-	l.tx = nil
+	l.tx, l.sqlTx = nil, false
 	if l.pc == nil {
 		return
 	}
@@ -172,6 +214,7 @@ func (l *lease) unpin() {
 	if pc == nil {
 		return
 	}
+	l.forgetTx()
 	real := l.detach()
 	switch {
 	case l.tx != nil || l.raw || l.dirty && l.n.c.cfg.ResetQuery == "":

@@ -31,6 +31,13 @@ type rows struct {
 	pin   *pool.Conn // the lease's pin the rows run on
 	rc    *readCtx   // the read's rescue watch, finished with the rows
 	stop  func()     // cancels a hedge's context once its rows close
+
+	// wrote is the causal session whose write (INSERT … RETURNING) the
+	// rows are the result of, outside a transaction; epoch is the
+	// Connector's promotions then. The write commits only when it
+	// completes: it is recorded when the rows close.
+	wrote *session
+	epoch uint64
 }
 
 var _ interface {
@@ -90,6 +97,12 @@ func (r *rows) Close() error {
 	if r.rc != nil {
 		r.rc.finish()
 		r.rc = nil
+	}
+	if r.wrote != nil {
+		// The write completed with its rows: its position is read at
+		// the session's next read.
+		r.wrote.wrotePending(r.epoch)
+		r.wrote = nil
 	}
 
 	switch {

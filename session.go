@@ -7,6 +7,7 @@ import (
 
 	"github.com/rwpool/rwpool/internal/replication"
 	"github.com/rwpool/rwpool/pool"
+	"github.com/rwpool/rwpool/routing"
 )
 
 // WithSession returns a context that carries a causal session: after a
@@ -264,4 +265,73 @@ func (s *session) hasWritten() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return !s.wroteAt.IsZero()
+}
+
+// pinnedStatement follows, for causal sessions, query (classified d),
+// which just ran on the lease's pin with err; s is its session, if any.
+// It reports whether s's write must be recorded now (conn.sessionWrote),
+// or when its rows close: it wrote, outside any transaction. A write in a
+// transaction is recorded when the transaction commits (lease.txSessions),
+// whether it was begun with BeginTx or sent as SQL, with s or without:
+// before that, the position that covers it does not exist.
+func (vc *conn) pinnedStatement(ctx context.Context, s *session, query string, d routing.Decision, err error) bool {
+	l := &vc.lease
+	if k := txControlOf(query); k != txNone {
+		vc.txStatement(ctx, k, err)
+		return false
+	}
+	if err != nil || s == nil || !isWrite(d) {
+		return false
+	}
+	if l.inTx() {
+		l.wroteInTx(s)
+		return false
+	}
+	return true
+}
+
+// txStatement follows a statement that does k to the transaction open on
+// the pin (sqltx.go), and that ended with err.
+func (vc *conn) txStatement(ctx context.Context, k txControl, err error) {
+	l := &vc.lease
+	if !l.pinned() { // the statement broke its pin: lease.forgetTx ran
+		return
+	}
+	switch k {
+	case txBegin:
+		if l.inTx() && vc.c.dialect == routing.DialectMySQL {
+			vc.committed(ctx, err) // MySQL commits the open transaction first
+		}
+		l.sqlTx = l.sqlTx || err == nil
+	case txAutocommitOff:
+		l.noAutocommit = l.noAutocommit || err == nil
+	case txCommit, txCommitChain:
+		vc.committed(ctx, err)
+		l.sqlTx = k == txCommitChain && l.sqlTx
+	case txRollback, txRollbackChain:
+		l.txSessions = nil
+		l.sqlTx = k == txRollbackChain && l.sqlTx
+	case txAutocommitOn:
+		// Only a change from 0 to 1 commits.
+		if l.noAutocommit {
+			vc.committed(ctx, err)
+			l.noAutocommit = err != nil
+		}
+	}
+}
+
+// committed records the writes of the sessions that wrote in the
+// transaction that just ended on the pin with a commit that returned err.
+// A commit that failed may have committed (the connection broke) or not:
+// their positions are left pending, for their next read to ask the
+// primary.
+func (vc *conn) committed(ctx context.Context, err error) {
+	l := &vc.lease
+	for _, s := range l.takeTxSessions() {
+		if err == nil && l.pinned() {
+			vc.sessionWrote(ctx, s)
+		} else {
+			s.wrotePending(vc.c.follow.epoch.Load())
+		}
+	}
 }

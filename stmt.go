@@ -70,7 +70,7 @@ func (s *stmt) ExecContext(ctx context.Context, args []driver.NamedValue) (drive
 		return nil, err
 	}
 	st := s.real // the closure must not read s.real: Close may clear it after an abandoned call
-	return s.vc.execPinned(ctx, s.d, func(pc *pool.Conn) (driver.Result, error) {
+	return s.vc.execPinned(ctx, s.query, s.d, func(pc *pool.Conn) (driver.Result, error) {
 		if !s.vc.c.watches(ctx) {
 			return execStmt(ctx, pc.Raw(), st, args)
 		}
@@ -89,7 +89,7 @@ func (s *stmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driv
 		return nil, err
 	}
 	st := s.real // see ExecContext
-	return s.vc.queryPinned(ctx, s.d, func(pc *pool.Conn) (*rows, error) {
+	return s.vc.queryPinned(ctx, s.query, s.d, func(pc *pool.Conn) (*rows, error) {
 		run := func() (*rows, error) {
 			rs, err := queryStmt(ctx, pc.Raw(), st, args)
 			if err != nil {

@@ -7,9 +7,8 @@ import (
 
 // tx is a transaction on the lease's pinned connection.
 type tx struct {
-	vc      *conn
-	tx      driver.Tx
-	session *session // the causal session a read-write primary transaction belongs to
+	vc *conn
+	tx driver.Tx
 }
 
 // Commit commits the real transaction and ends it on the lease. After the
@@ -23,11 +22,10 @@ func (t *tx) Commit() error {
 		return err
 	}
 	err := t.tx.Commit()
-	if err == nil && t.session != nil && l.pinned() {
-		// tx.Commit has no context: the position read is bounded by
-		// probe_timeout.
-		t.vc.sessionWrote(context.Background(), t.session)
-	}
+	// The sessions the transaction was begun with or that wrote in it
+	// (lease.txSessions). tx.Commit has no context: the position read is
+	// bounded by probe_timeout.
+	t.vc.committed(context.Background(), err)
 	l.endTx(err, t.vc.c.primaryNode())
 	return err
 }
@@ -40,6 +38,7 @@ func (t *tx) Rollback() error {
 		return err
 	}
 	err := t.tx.Rollback()
+	l.txSessions = nil
 	l.endTx(err, t.vc.c.primaryNode())
 	return err
 }
