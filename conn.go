@@ -357,6 +357,7 @@ func (vc *conn) queryPinned(ctx context.Context, query string, d routing.Decisio
 		return nil, err
 	}
 	r.lease, r.pin, r.n = &vc.lease, vc.lease.pc, vc.lease.n
+	vc.lease.rows++
 	if record {
 		// The rows hold the connection, and the write commits only
 		// when it completes, after its last row: once they close, its
@@ -513,6 +514,7 @@ func (vc *conn) Close() error {
 	vc.closeTrips()
 	vc.lease.unpark()
 	vc.lease.unpin()
+	vc.lease.closeRetired()
 	if vc.owned {
 		return vc.c.Close()
 	}

@@ -24,7 +24,8 @@ import (
 //   - settle: a call on the pin ended; a broken pin is dropped, and the
 //     lease is lost if the pin held session state or a transaction.
 //   - endTx: a commit or rollback; a primary pin stays (its writes may be
-//     followed by LAST_INSERT_ID), a replica pin is released.
+//     followed by LAST_INSERT_ID), a replica pin is released, or retired
+//     while rows opened on it are still read (see retire).
 //   - lose: the lease is over before its time (a call on the pin was
 //     abandoned at its deadline, or the session state it held is gone):
 //     every later call fails with driver.ErrBadConn, and IsValid tells
@@ -55,6 +56,9 @@ type lease struct {
 	noAutocommit bool       // SET autocommit=0: every statement is in one
 	txSessions   []*session // sessions that wrote in the open transaction
 
+	rows    int           // rows open on pc (queryPinned; rows.Close)
+	retired []*retiredPin // replica pins let go with rows still open on them
+
 	// parked is the connection that ran the lease's last statement outside
 	// the pin, kept until the lease's next statement so that a statement
 	// reading its diagnostics (SHOW WARNINGS) can run there. Only dialects
@@ -80,7 +84,7 @@ func (l *lease) pinned() bool { return l.pc != nil }
 // pin makes pc, just borrowed from n, the lease's pin.
 func (l *lease) pin(pc *pool.Conn, n *node, dirty bool) {
 	l.unpark()
-	l.pc, l.n, l.dirty = pc, n, dirty
+	l.pc, l.n, l.dirty, l.rows = pc, n, dirty, 0
 }
 
 // inTx reports whether a transaction is open on the pin: a write in it
@@ -151,7 +155,7 @@ func (l *lease) abandon() {
 	l.forgetTx()
 	l.detach()
 	l.n.closedBroken.Add(1)
-	l.pc, l.n, l.dirty = nil, nil, false
+	l.pc, l.n, l.dirty, l.rows = nil, nil, false, 0
 	l.lose()
 }
 
@@ -163,7 +167,7 @@ func (l *lease) drop() {
 		l.detach()
 		l.n.closedBroken.Add(1)
 		l.pc.Destroy()
-		l.pc, l.n, l.dirty, l.raw = nil, nil, false, false
+		l.pc, l.n, l.dirty, l.raw, l.rows = nil, nil, false, false, 0
 	}
 }
 
@@ -202,8 +206,68 @@ func (l *lease) endTx(err error, primary *node) {
 	}
 	o, _ := l.settle(context.Background(), err, false)
 	if o == finished && l.n != primary {
-		l.unpin()
+		if l.rows > 0 {
+			l.retire()
+		} else {
+			l.unpin()
+		}
 	}
+}
+
+// retiredPin is a pin a transaction's end let go of while rows opened on
+// it were still being read.
+type retiredPin struct {
+	pc         *pool.Conn
+	n          *node
+	dirty, raw bool
+	real       []driver.Stmt // real statements prepared on pc, closed when it goes back
+	rows       int           // its rows still open
+	broken     bool          // one of them failed at the connection level
+}
+
+// retire lets the pin go, as unpin does, but for the rows opened on it and
+// still open: a read-only transaction on a replica ended on a *sql.Conn
+// that also opened rows on it. The lease's next statements run elsewhere;
+// the real connection goes back when its last rows close
+// (closeRetiredRows), not before: another lease would read it under them.
+func (l *lease) retire() {
+	l.forgetTx()
+	l.retired = append(l.retired, &retiredPin{pc: l.pc, n: l.n, dirty: l.dirty, raw: l.raw, real: l.detach(), rows: l.rows})
+	l.pc, l.n, l.dirty, l.raw, l.rows = nil, nil, false, false, 0
+}
+
+// closeRetiredRows settles rows on pin, a retired pin, that closed with
+// cause, and gives the pin back after its last rows. It reports whether
+// pin was a retired pin of the lease.
+func (l *lease) closeRetiredRows(pin *pool.Conn, cause error) bool {
+	i := slices.IndexFunc(l.retired, func(rp *retiredPin) bool { return rp.pc == pin })
+	if i < 0 {
+		return false
+	}
+	rp := l.retired[i]
+	rp.n.noteErr(cause)
+	rp.broken = rp.broken || !outcomeOf(cause).reusable()
+	if rp.rows--; rp.rows > 0 {
+		return true
+	}
+	l.retired = slices.Delete(l.retired, i, i+1)
+	if rp.broken {
+		rp.n.closedBroken.Add(1)
+		rp.pc.Destroy()
+		return true
+	}
+	giveBack(rp.pc, rp.n, rp.raw, rp.dirty, rp.real)
+	return true
+}
+
+// closeRetired closes the retired pins whose rows were not closed: the
+// virtual connection closes.
+func (l *lease) closeRetired() {
+	for _, rp := range l.retired {
+		rp.n.closedSession.Add(1)
+		rp.pc.Destroy()
+	}
+	l.retired = nil
 }
 
 // unpin gives the pin back: closed when a transaction is still open on
@@ -215,19 +279,27 @@ func (l *lease) unpin() {
 		return
 	}
 	l.forgetTx()
-	real := l.detach()
+	giveBack(pc, l.n, l.tx != nil || l.raw, l.dirty, l.detach())
+	l.pc, l.n, l.dirty, l.raw, l.tx, l.rows = nil, nil, false, false, nil, 0
+}
+
+// giveBack gives pc, a pin of n's that real statements were prepared on,
+// back: closed when closeIt (a transaction is still open on it, or Raw
+// handed it out) or its session state changed (dirty; reset with
+// reset_query instead, when the DSN has one), returned to its pool
+// otherwise.
+func giveBack(pc *pool.Conn, n *node, closeIt, dirty bool, real []driver.Stmt) {
 	switch {
-	case l.tx != nil || l.raw || l.dirty && l.n.c.cfg.ResetQuery == "":
-		l.n.closedSession.Add(1)
+	case closeIt || dirty && n.c.cfg.ResetQuery == "":
+		n.closedSession.Add(1)
 		pc.Destroy()
-	case len(real) > 0 && !l.n.closeStmts(pc, real):
+	case len(real) > 0 && !n.closeStmts(pc, real):
 		// the statements could not be closed: neither can pc be reused
-	case l.dirty:
-		l.n.reset(pc)
+	case dirty:
+		n.reset(pc)
 	default:
 		pc.Release()
 	}
-	l.pc, l.n, l.dirty, l.raw, l.tx = nil, nil, false, false, nil
 }
 
 // park keeps pc, borrowed from n for a statement that just ended well,

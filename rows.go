@@ -110,7 +110,10 @@ func (r *rows) Close() error {
 		r.vc.settleRead(context.Background(), r.pc, r.n, cause)
 		r.pc = nil
 	case r.lease != nil && r.lease.pc == r.pin:
+		r.lease.rows--
 		r.lease.settle(context.Background(), cause, false)
+		r.lease = nil
+	case r.lease != nil && r.lease.closeRetiredRows(r.pin, cause):
 		r.lease = nil
 	case r.lease != nil: // that pin is gone already: nothing left to settle but the count
 		r.n.noteErr(cause)
