@@ -172,10 +172,20 @@ func (vc *conn) read(ctx context.Context, o ctxOpts, d routing.Decision, query s
 		}
 		if err == nil && plan.needsCheck(n) {
 			switch ok, cerr := vc.c.hasApplied(ctx, pc, n, &plan, behind == 0); {
-			case cerr == errAbandoned:
+			case cerr == errAbandoned && ctx.Err() != nil:
 				rc.finish()
 				n.noteErr(ctx.Err())
 				return nil, ctx.Err()
+			case cerr == errAbandoned:
+				// No answer within probe_timeout (caughtUp): pc is the
+				// abandoned call's, and the replica is passed over like
+				// one that is behind, and suspected.
+				rc.finish()
+				n.closedBroken.Add(1)
+				n.noteErr(context.DeadlineExceeded)
+				tried = append(tried, n)
+				behind++
+				continue
 			case cerr != nil && !replayable(ctx, cerr):
 				// It could not answer the question (the read itself was
 				// not tried): pass it over like a replica that is behind.

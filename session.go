@@ -196,8 +196,14 @@ func (c *Connector) primaryPosition(ctx context.Context) (replication.Position, 
 }
 
 // caughtUp asks replica n, on pc, whether it has applied target, letting
-// it wait up to wait. What it learns raises n's known position.
+// it wait up to wait. What it learns raises n's known position. The
+// question is bounded by probe_timeout beyond wait, whatever ctx's
+// deadline: a replica that does not answer it is passed over (an
+// abandoned call returns errAbandoned while ctx has not ended), and the
+// read goes on elsewhere instead of waiting for it.
 func (c *Connector) caughtUp(ctx context.Context, pc *pool.Conn, n *node, target replication.Position, wait time.Duration) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.ProbeTimeout+wait)
+	defer cancel()
 	v, err := c.queryValue(ctx, pc, replication.AppliedQuery(target, wait))
 	if err != nil {
 		return false, err
