@@ -31,6 +31,12 @@ import (
 //     reads go to the primary for D after each write (forever, within the
 //     session, with no D), and no position is read.
 //
+// A write in a transaction counts when the transaction commits, whether
+// it was begun with BeginTx (with the session's context, or without it
+// and the write run with it) or sent as SQL on a *sql.Conn (BEGIN or
+// START TRANSACTION … COMMIT, SET autocommit=0 … COMMIT). A write that
+// returns rows (INSERT … RETURNING) counts once its rows are closed.
+//
 // If ctx already carries a session, WithSession returns ctx: a middleware
 // and a handler that both call it share one session.
 //
