@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+
+	"github.com/rwpool/rwpool/internal/replication"
 )
 
 // A replica reached through an endpoint that moves (a read-only service
@@ -16,10 +18,18 @@ import (
 // every probe while the replica reports itself writable (a promotion: the
 // moment endpoints move), and compares the server it reaches with the
 // ones it reached before (the first identity read, on whatever probe
-// connection, is the baseline; an outage or a restart resets it). Another
-// server, reached twice in a row (sameServer), means the endpoint moved:
-// the old generation of connections is retired, as for a demoted primary
-// (fence.go), and an EndpointMoved event says so.
+// connection, is the first one known). See sameServer for when that is a
+// move: the old generation of connections is then retired, as for a
+// demoted primary (fence.go), and an EndpointMoved event says so.
+//
+// What a server is: the part of its identity that survives a restart
+// (replication.IdentityServer): PostgreSQL's address and port, MySQL's host
+// name, port and server_id. A server restarted (PostgreSQL's start time
+// changed) is the same server, whether or not the checker saw its
+// connection break: its old connections are gone, nothing is left to
+// retire. So are servers taking turns on one virtual IP, for the same
+// reason: a connection opened before the address moved cannot reach the
+// old holder any more, and fails on its own.
 //
 // The cost: one dial (a new server session) and one identity query per
 // replica every endpointCheckEvery × check_interval (10 s by default).
@@ -40,60 +50,148 @@ func (n *node) checkEndpoint() bool {
 	return n.probes.Add(1)%endpointCheckEvery == 0
 }
 
+// endpointMoveDials is how many fresh dials in a row must reach one
+// server that is none of those known behind an endpoint for it to have
+// moved, once the endpoint was seen leading to a known one that many
+// times in a row; after fewer, the dials of both runs must add up to twice
+// endpointMoveDials. A run of new servers that are not all one (a move to
+// a balancing endpoint) is a move after 4 × endpointMoveDials dials.
+//
+// An endpoint balancing at random over k servers looks like a move only
+// while it has not yet been seen to lead to two of them (each known server
+// reached again makes the others known): for two, three or four servers
+// taken at random, about once in 3,000, 40,000 and 7,000 starts
+// (simulated), instead of at every other switch. A real move is found
+// endpointMoveDials probes after its first fresh dial (sameServer asks
+// for a fresh dial at every probe meanwhile), 2 × endpointMoveDials
+// at most right after the first dial.
+const endpointMoveDials = 8
+
 // endpointSeen is what a replica's freshly dialled probe connections
-// found behind its endpoint since its connections were last retired.
+// found behind its endpoint since its connections were last retired, and
+// for a primary, which server reported it read-only.
 type endpointSeen struct {
-	mu        sync.Mutex
-	seen      map[string]bool // servers reached; nil before the first
-	candidate string          // a new server, reached once: a move if reached again next
+	mu      sync.Mutex
+	servers map[string]bool // servers known behind the endpoint; nil before the first
+	known   int             // identities read in a row that were of known servers, before the run
+	run     map[string]bool // unknown servers the last runLen fresh dials reached
+	runLen  int             // fresh dials in a row that reached no known server
+	adopt   bool            // reset: the next server reached is known, not a move
+
+	roSeen   bool   // a primary reported read-only, since it last reported writable (primaryMoved)
+	readOnly string // the server it first reported so on; "" if unknown
 }
 
-func (e *endpointSeen) known() bool {
+func (e *endpointSeen) isKnown() bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.seen != nil
+	return e.servers != nil
 }
 
-// reset forgets every server: the next one reached is the baseline.
+// reset makes the next server reached a known one, not a move: after an
+// outage, the connections of before are gone. If that server is not
+// known, the others are forgotten: the endpoint moved during the outage.
 func (e *endpointSeen) reset() {
 	e.mu.Lock()
-	e.seen, e.candidate = nil, ""
+	e.adopt = true
 	e.mu.Unlock()
+}
+
+// moved reports whether the current run of fresh dials to unknown
+// servers is a move (see endpointMoveDials).
+func (e *endpointSeen) moved() bool {
+	if len(e.run) > 1 {
+		return e.runLen >= 4*endpointMoveDials
+	}
+	return e.runLen >= endpointMoveDials && e.runLen+e.known >= 2*endpointMoveDials
 }
 
 // sameServer records the identity of the server a freshly dialled
 // connection of n reached, and retires n's connections if the endpoint
 // moved. An endpoint may also balance over several servers (a read-only
-// service over all replicas), whose fresh dials reach one or another: so
-// a server not seen before is a move only if the next fresh dial (made at
-// the next probe) reaches it again, with no known server in between; a
-// known server reached in between shows a balancing endpoint, and the new
-// server joins the known ones.
+// service over all replicas), whose fresh dials reach one or another, in
+// any order. So a server not known is a move only once enough fresh dials
+// in a row (made at the next probes) have reached no known server (see
+// endpointMoveDials); a known one reached in between shows a balancing
+// endpoint, and the servers of the run become known ones.
 func (n *node) sameServer(ident string) {
+	server := replication.IdentityServer(replication.Flavor(n.c.flav.Load()), ident)
 	e := &n.endpoint
 	e.mu.Lock()
+	adopt := e.adopt
+	e.adopt = false
 	switch {
-	case e.seen == nil:
-		e.seen = map[string]bool{ident: true}
-	case e.seen[ident]:
-		if e.candidate != "" {
-			e.seen[e.candidate] = true
-			e.candidate = ""
+	case e.servers == nil || adopt && !e.servers[server]:
+		e.servers, e.known, e.run, e.runLen = map[string]bool{server: true}, 1, nil, 0
+	case e.servers[server]:
+		if e.runLen > 0 {
+			for s := range e.run {
+				e.servers[s] = true
+			}
+			e.known, e.run, e.runLen = 0, nil, 0
 		}
-	case e.candidate != ident:
-		e.candidate = ident
-		n.refreshProbe.Store(true) // confirm at the next probe
+		e.known++
 	default:
-		e.seen, e.candidate = map[string]bool{ident: true}, ""
+		if e.run == nil {
+			e.run = map[string]bool{}
+		}
+		e.run[server] = true
+		if e.runLen++; !e.moved() {
+			n.refreshProbe.Store(true) // confirm at the next probe
+			break
+		}
+		dials := e.runLen
+		e.servers, e.known, e.run, e.runLen = e.run, e.runLen, nil, 0
 		e.mu.Unlock()
 		refresh := n.refreshProbe.Load()
-		n.retire(fmt.Errorf("%w: freshly dialled connections reach another server than before", errReplicaMoved))
+		n.retire(fmt.Errorf("%w: %d freshly dialled connections in a row reach other servers than before", errReplicaMoved, dials))
 		// The probe connection that found it is a fresh one: no need to
 		// dial again.
 		n.refreshProbe.Store(refresh)
 		return
 	}
 	e.mu.Unlock()
+}
+
+// wantsIdentity reports whether the status of n just read on conn (st)
+// calls for the identity of its server: on a replica's freshly dialled
+// connection (dialled), or its first; on a primary while it reports
+// itself read-only, and at the probe that finds it writable again
+// (primaryMoved).
+func (n *node) wantsIdentity(primary bool, st replication.Status, dialled bool) bool {
+	if primary {
+		return st.ReadOnly || n.health.RoleMismatch()
+	}
+	return dialled || !n.endpoint.isKnown()
+}
+
+// primaryMoved records on which server (ident, "" if unknown) the primary
+// n reported itself read-only (ro), and reports whether its answer of
+// writable again, after read-only (wasRO), comes from another server: the
+// endpoint moved to a new primary. The same server writable again (its
+// read-only setting toggled, a restart) is a role change: its connections
+// are still the right ones. Without both identities, it is taken for a
+// move, as a fresh connection reaching a writable server may be one.
+func (n *node) primaryMoved(wasRO, ro bool, ident string) bool {
+	server := ident
+	if ident != "" {
+		server = replication.IdentityServer(replication.Flavor(n.c.flav.Load()), ident)
+	}
+	e := &n.endpoint
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if ro {
+		if !e.roSeen {
+			// The first server to answer read-only (on the checker's
+			// connection of before, as a rule): where the old
+			// connections are.
+			e.roSeen, e.readOnly = true, server
+		}
+		return false
+	}
+	old := e.readOnly
+	e.roSeen, e.readOnly = false, ""
+	return wasRO && (old == "" || server == "" || old != server)
 }
 
 // errReplicaMoved is the cause of a replica's EndpointMoved event.

@@ -91,6 +91,12 @@ func (n *node) readStatus(ctx context.Context, conn driver.Conn) (replication.St
 // lag is under half of max_lag, so one hovering around the limit does not
 // flap in and out of rotation.
 func (n *node) observe(at time.Time, st replication.Status, err error) {
+	n.observeOn(at, st, "", err)
+}
+
+// observeOn is observe of a status read on the server whose identity is
+// ident ("" if unknown).
+func (n *node) observeOn(at time.Time, st replication.Status, ident string, err error) {
 	if err != nil {
 		if err != errNoFlavor {
 			// Drivers may echo their DSN in errors: never the password.
@@ -105,11 +111,12 @@ func (n *node) observe(at time.Time, st replication.Status, err error) {
 	n.repl.advance(st.Pos)
 	wasReadOnly, _ := n.health.ReadOnly()
 	n.health.SetReadOnly(st.ReadOnly)
-	if wasReadOnly && !st.ReadOnly && n.isPrimary() {
+	if n.isPrimary() && n.primaryMoved(wasReadOnly, st.ReadOnly, ident) {
 		// A read-only primary is probed on a new connection each time
 		// (probe): this one went through the endpoint anew and reached a
-		// writable server, so the old connections may all be on another.
-		n.retire(errors.New("the primary reported read-only; a freshly dialled connection reaches a writable server"))
+		// writable server, another than the one that answered read-only,
+		// so the old connections may all be on that one.
+		n.retire(errors.New("the primary reported read-only; a freshly dialled connection reaches another, writable server"))
 	}
 	if n.c.cfg.FollowPromotion {
 		n.checkFollowing(st)

@@ -58,8 +58,9 @@ func (n *node) probe(conn *driver.Conn, fresh bool) (time.Duration, error) {
 			got.Close()
 		}
 		if reuse != nil && health.IsConnError(err) {
-			// The server closed the checker's connection (a restart): the
-			// next identity is a new baseline, not a move.
+			// The server closed the checker's connection (an outage, a
+			// restart): the next server reached is taken as it is, not as
+			// a move (endpointSeen.reset).
 			n.endpoint.reset()
 		}
 		return 0, fmt.Errorf("probe: %w", err)
@@ -73,8 +74,8 @@ func (n *node) probe(conn *driver.Conn, fresh bool) (time.Duration, error) {
 
 // status reads the node's role and replication position on conn, which
 // has just answered the probe, and records them (observe); on a replica's
-// freshly dialled conn it also reads the server's identity (endpoint.go).
-// It has its own
+// freshly dialled conn, and on a primary reporting itself read-only, it
+// also reads the server's identity (endpoint.go). It has its own
 // probe_timeout, and its failure never trips the node: only probe_query
 // decides availability. It reports whether conn may be kept: after a
 // timeout, the call is abandoned and conn closed when the driver lets go.
@@ -86,10 +87,11 @@ func (n *node) status(conn driver.Conn, dialled bool) (keep bool) {
 		at    time.Time
 		ident string
 	}
+	primary := n.isPrimary()
 	r, err := await(&n.c.bg, ctx, func() (result, error) {
 		st, err := n.readStatus(ctx, conn)
 		r := result{st: st, at: time.Now()}
-		if err == nil && (dialled || !n.endpoint.known()) && !n.isPrimary() {
+		if err == nil && n.wantsIdentity(primary, st, dialled) {
 			r.ident, _ = n.identity(ctx, conn) // no identity: no check
 		}
 		return r, err
@@ -103,8 +105,8 @@ func (n *node) status(conn driver.Conn, dialled bool) (keep bool) {
 		conn.Close()
 		return false
 	}
-	n.observe(r.at, r.st, err)
-	if r.ident != "" {
+	n.observeOn(r.at, r.st, r.ident, err)
+	if r.ident != "" && !primary {
 		n.sameServer(r.ident)
 	}
 	return true

@@ -5,8 +5,10 @@
 // down, hang or lose their connection mid-result, statements recorded per
 // node (Record), a no-op driver for benchmarks (Nop), a simulated
 // PostgreSQL replication cluster answering rwpool's status and position
-// queries (Replication), real prepared statements (Prepare) and read-only
-// transactions that refuse writes (ReadOnlyTx).
+// queries (Replication), real prepared statements (Prepare), read-only
+// transactions that refuse writes (ReadOnlyTx), PostgreSQL server
+// identities with restarts (Node.SetIdentity, Node.Restart) and endpoints
+// whose dials reach one node or another (Driver.SetEndpoint).
 //
 // A node is named by its DSN: the driver keeps one Node per DSN it was
 // asked to open (or a test asked for), so that a test can act on the node
@@ -133,10 +135,11 @@ type Status struct {
 
 // Driver is a fake database/sql driver; see Options.
 type Driver struct {
-	opts  Options
-	pg    bool // registered under a name containing "postgres"
-	mu    sync.Mutex
-	nodes map[string]*Node
+	opts      Options
+	pg        bool // registered under a name containing "postgres"
+	mu        sync.Mutex
+	nodes     map[string]*Node
+	endpoints map[string]func(dial int64) string // SetEndpoint
 }
 
 // Register registers a new driver configured by o under name with
@@ -178,18 +181,51 @@ func (d *Driver) Fresh(dsn string) *Node {
 	return n
 }
 
-// Open implements driver.Driver: it dials the node called name.
+// SetEndpoint makes dsn an endpoint (a DNS name, a virtual IP, a
+// balancing proxy) in front of other nodes: its k-th dial (k = 1, 2, ...,
+// counted by the endpoint's own Node.Dials) reaches the node whose DSN is
+// route(k), another than dsn, and is from then on a connection to that node, as if route(k)
+// had been dialled: its queries answer that DSN, it breaks with that
+// node's restarts, and that node counts the dial too. A nil route makes
+// dsn an ordinary node again.
+func (d *Driver) SetEndpoint(dsn string, route func(dial int64) string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.endpoints == nil {
+		d.endpoints = map[string]func(int64) string{}
+	}
+	if route == nil {
+		delete(d.endpoints, dsn)
+		return
+	}
+	d.endpoints[dsn] = route
+}
+
+// route returns the DSN a dial of name reaches (SetEndpoint).
+func (d *Driver) route(name string) string {
+	d.mu.Lock()
+	r := d.endpoints[name]
+	d.mu.Unlock()
+	if r == nil {
+		return name
+	}
+	return r(d.Node(name).dials.Add(1))
+}
+
+// Open implements driver.Driver: it dials the node called name, or the
+// one its endpoint leads to (SetEndpoint).
 func (d *Driver) Open(name string) (driver.Conn, error) {
 	if d.opts.Nop {
 		return nopConn{}, nil
 	}
+	name = d.route(name)
 	n := d.Node(name)
 	n.dials.Add(1)
 	if n.down.Load() {
 		return nil, d.opts.DialError(name)
 	}
 	n.open.Add(1)
-	c := &conn{d: d, n: n, dsn: name}
+	c := &conn{d: d, n: n, dsn: name, gen: n.gen.Load()}
 	if d.opts.Legacy {
 		return &legacyConn{c}, nil
 	}
@@ -206,7 +242,10 @@ type Node struct {
 
 	closedMidStmt atomic.Int64
 
+	gen atomic.Int64 // restarts (Restart); a connection of an older one is broken
+
 	mu       sync.Mutex
+	ident    *Identity     // SetIdentity
 	hang     chan struct{} // when non-nil, statements block until it is closed
 	hangPos  chan struct{} // when non-nil, position queries block until it is closed
 	commits  bool          // SetCommitRecords
@@ -294,6 +333,46 @@ func (n *Node) SetStatus(st Status) {
 	n.status = &st
 }
 
+// Identity is what a node answers rwpool's PostgreSQL server identity
+// query (the one reading pg_postmaster_start_time()) with: Addr + "/" +
+// Started, as inet_server_addr():inet_server_port() and the postmaster's
+// start time would be.
+type Identity struct {
+	Addr    string // the server's address and port, such as "10.0.0.1:5432"
+	Started string // when the server (re)started, such as "2026-12-01 10:00:00+00"
+}
+
+// SetIdentity makes the node answer the identity query with id. Without
+// it, the node answers that query as any other one: with its DSN.
+func (n *Node) SetIdentity(id Identity) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.ident = &id
+}
+
+// Restart restarts the node quickly, between two statements: every
+// connection opened before fails its next statement with
+// Options.DownError and is invalid afterwards; new dials succeed, and
+// the identity they read (SetIdentity) has the start time started.
+func (n *Node) Restart(started string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.ident != nil {
+		n.ident.Started = started
+	}
+	n.gen.Add(1)
+}
+
+// identity returns the node's answer to the identity query, if it has one.
+func (n *Node) identity() (string, bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.ident == nil {
+		return "", false
+	}
+	return n.ident.Addr + "/" + n.ident.Started, true
+}
+
 // SetWritten sets the node's written position (Options.Replication).
 func (n *Node) SetWritten(lsn uint64) {
 	n.mu.Lock()
@@ -310,7 +389,8 @@ func (n *Node) SetReplayed(lsn uint64) {
 }
 
 // Dials returns how many times the node was dialled, refused dials
-// included.
+// included; for an endpoint (Driver.SetEndpoint), how many times the
+// endpoint was.
 func (n *Node) Dials() int64 { return n.dials.Load() }
 
 // Open returns how many connections to the node are open.
@@ -509,6 +589,7 @@ type conn struct {
 	d        *Driver
 	n        *Node
 	dsn      string
+	gen      int64        // the node's restarts when it was opened (Node.Restart)
 	bad      bool         // a statement failed on a down node
 	readOnly atomic.Bool  // in a transaction begun read-only
 	running  atomic.Int32 // statements running (see Node.ClosedMidStatement)
@@ -524,7 +605,7 @@ func (c *conn) Close() error { c.n.open.Add(-1); return nil }
 func (c *conn) Begin() (driver.Tx, error) { return c.begin(false) }
 
 func (c *conn) begin(readOnly bool) (driver.Tx, error) {
-	if c.n.down.Load() {
+	if c.n.down.Load() || c.gen != c.n.gen.Load() {
 		c.bad = true
 		return nil, c.d.opts.DownError
 	}
@@ -548,7 +629,7 @@ func (c *conn) run(q string, args []driver.Value) error {
 	if h := c.n.hangCh(); h != nil {
 		<-h
 	}
-	if c.n.down.Load() {
+	if c.n.down.Load() || c.gen != c.n.gen.Load() {
 		c.bad = true
 		return c.d.opts.DownError
 	}
@@ -586,6 +667,11 @@ func (c *conn) query(q string, args []driver.Value) (driver.Rows, error) {
 	defer c.running.Add(-1)
 	if err := c.run(q, args); err != nil {
 		return nil, err
+	}
+	if strings.Contains(q, "pg_postmaster_start_time()") {
+		if id, ok := c.n.identity(); ok {
+			return &rows{cols: []string{"id"}, row: []driver.Value{id}}, nil
+		}
 	}
 	if strings.Contains(q, "pg_is_in_recovery()") {
 		if st, ok := c.n.statusOf(c.d.opts.Replication); ok {

@@ -214,3 +214,56 @@ func TestHangPositions(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// An endpoint's dials reach the nodes its route names; a node answers the
+// identity query with its Identity, and a restart breaks the connections
+// opened before it and changes the start time new ones read.
+func TestEndpointIdentityRestart(t *testing.T) {
+	d := fakedriver.Register("fakedriver-test-endpoint-postgres", fakedriver.Options{})
+	d.Node("a").SetIdentity(fakedriver.Identity{Addr: "10.0.0.1:5432", Started: "t0"})
+	d.Node("b").SetIdentity(fakedriver.Identity{Addr: "10.0.0.2:5432", Started: "t0"})
+	d.SetEndpoint("ep", func(dial int64) string { return map[bool]string{true: "a", false: "b"}[dial%2 == 1] })
+	const identQuery = "SELECT pg_postmaster_start_time()"
+	ident := func(c driver.Conn) (string, error) {
+		rows, err := c.(driver.QueryerContext).QueryContext(context.Background(), identQuery, nil)
+		if err != nil {
+			return "", err
+		}
+		dest := make([]driver.Value, 1)
+		if err := rows.Next(dest); err != nil {
+			return "", err
+		}
+		return dest[0].(string), nil
+	}
+	var conns []driver.Conn
+	for i, want := range []string{"10.0.0.1:5432/t0", "10.0.0.2:5432/t0", "10.0.0.1:5432/t0"} {
+		c, err := d.Open("ep")
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+		if got, err := ident(c); err != nil || got != want {
+			t.Fatalf("dial %d: identity %q, %v; want %q", i+1, got, err, want)
+		}
+	}
+	if d.Node("ep").Dials() != 3 || d.Node("a").Dials() != 2 || d.Node("b").Dials() != 1 {
+		t.Errorf("dials: ep %d, a %d, b %d", d.Node("ep").Dials(), d.Node("a").Dials(), d.Node("b").Dials())
+	}
+	d.Node("a").Restart("t1")
+	if _, err := ident(conns[0]); err == nil {
+		t.Error("a connection from before the restart still works")
+	}
+	if got, err := ident(conns[1]); err != nil || got != "10.0.0.2:5432/t0" {
+		t.Errorf("the other node's connection: %q, %v", got, err)
+	}
+	if _, err := d.Open("ep"); err != nil { // dial 4: b
+		t.Fatal(err)
+	}
+	c, err := d.Open("ep") // dial 5: a, restarted
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ident(c); err != nil || got != "10.0.0.1:5432/t1" {
+		t.Errorf("after the restart: %q, %v", got, err)
+	}
+}

@@ -72,6 +72,23 @@ func IdentityQuery(f Flavor) string {
 	return ""
 }
 
+// IdentityServer returns the part of identity, an answer to
+// IdentityQuery(f), that names the server whatever its restarts: all of
+// MySQL's and MariaDB's, PostgreSQL's address and port without the start
+// time. Two answers with the same server part and different start times
+// come from one server restarted in between, or from two servers taking
+// turns on one address (a virtual IP): either way no connection opened
+// before the change still reaches the server that was there then. (Over
+// a Unix socket, PostgreSQL has no address: every server there is ":",
+// one local server.)
+func IdentityServer(f Flavor, identity string) string {
+	if f == Postgres {
+		server, _, _ := strings.Cut(identity, "/") // neither an address nor a port holds a "/"
+		return server
+	}
+	return identity
+}
+
 // ParseStatus parses one row answering StatusQuery(f, ...).
 func ParseStatus(f Flavor, row []driver.Value) (Status, error) {
 	st := Status{ReplayAge: -1}

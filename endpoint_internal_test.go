@@ -1,0 +1,257 @@
+package rwpool
+
+import (
+	"database/sql/driver"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rwpool/rwpool/dsn"
+	"github.com/rwpool/rwpool/internal/breaker"
+	"github.com/rwpool/rwpool/internal/fakedriver"
+)
+
+// These tests run a node's health checker by hand, one Check at a time,
+// against fakedriver nodes that answer PostgreSQL's status and identity
+// queries: which probe dials anew, and which server each dial reaches, is
+// then deterministic.
+
+var endpointFake = fakedriver.Register("rwpool-internal-endpoint-postgres", fakedriver.Options{})
+
+var (
+	replicaStatus = fakedriver.Status{ReadOnly: true, LSN: "0/1000", ReplayAge: 0}
+	primaryStatus = fakedriver.Status{LSN: "0/1000", ReplayAge: -1}
+)
+
+// endpointRig is a Connector of a primary and one replica on endpointFake,
+// whose background health checkers never run (check_interval is an hour):
+// the test probes a node with check.
+type endpointRig struct {
+	t     *testing.T
+	c     *Connector
+	mu    sync.Mutex
+	moved []string // the EndpointMoved events' nodes
+	conns map[*node]driver.Conn
+}
+
+// newEndpointRig fakes the servers named in idents (DSN → address) as
+// fresh nodes with identities and the status of role (primary or
+// replica), and opens a Connector of the primary DSN p and the replica
+// DSN r.
+func newEndpointRig(t *testing.T, p, r string, idents map[string]string, primaries ...string) *endpointRig {
+	t.Helper()
+	for dsn, addr := range idents {
+		n := endpointFake.Fresh(dsn)
+		n.SetIdentity(fakedriver.Identity{Addr: addr, Started: "2026-12-01 10:00:00+00"})
+		n.SetStatus(replicaStatus)
+	}
+	for _, dsn := range primaries {
+		endpointFake.Node(dsn).SetStatus(primaryStatus)
+	}
+	cfg := dsn.NewConfig()
+	cfg.Driver = "rwpool-internal-endpoint-postgres"
+	cfg.Primary = dsn.Node{Name: "primary", DSN: p, Weight: 1, Role: dsn.RolePrimary}
+	cfg.Replicas = []dsn.Node{{Name: "replica1", DSN: r, Weight: 1, Role: dsn.RoleReplica}}
+	cfg.CheckInterval = time.Hour // no probe runs: the test is the checker
+	rig := &endpointRig{t: t, conns: map[*node]driver.Conn{}}
+	c, err := NewConnector(cfg, WithEventHandler(func(e Event) {
+		if e.Kind == EndpointMoved {
+			rig.mu.Lock()
+			rig.moved = append(rig.moved, e.Node)
+			rig.mu.Unlock()
+			t.Logf("event: %v %s: %v", e.Kind, e.Node, e.Cause)
+		}
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rig.c = c
+	t.Cleanup(func() {
+		for _, conn := range rig.conns {
+			if conn != nil {
+				conn.Close()
+			}
+		}
+		c.Close()
+	})
+	return rig
+}
+
+// check runs one round of n's health checker (breaker.Checker.Check) on
+// its own probe connection.
+func (r *endpointRig) check(n *node) {
+	r.t.Helper()
+	conn := r.conns[n]
+	hc := breaker.Checker{Node: n.health, Probe: func(fresh bool) (time.Duration, error) { return n.probe(&conn, fresh) }}
+	hc.Check()
+	r.conns[n] = conn
+	if n.health.Tripped() {
+		r.t.Fatalf("node %s tripped: %v", n.cfg.Name, n.health.LastError())
+	}
+}
+
+func (r *endpointRig) movedCount() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.moved)
+}
+
+// A replica restarted quickly, just before a probe that dials anew (every
+// endpointCheckEvery-th one): the checker's broken connection is closed
+// unused, and fresh dials reach the same server (address and port) with a
+// new start time. That is a restart, not a move: no EndpointMoved.
+func TestEndpointQuickRestartIsNotAMove(t *testing.T) {
+	rig := newEndpointRig(t, "restart-p", "restart-r", map[string]string{"restart-r": "10.0.0.1:5432"}, "restart-p")
+	n := rig.c.replicas[0]
+	for i := 0; i < 3*endpointCheckEvery+2; i++ {
+		rig.check(n)
+	}
+	if !n.endpoint.isKnown() {
+		t.Fatal("no identity read")
+	}
+	// The next probe is a fresh one.
+	for n.probes.Load()%endpointCheckEvery != endpointCheckEvery-1 {
+		rig.check(n)
+	}
+	before := endpointFake.Node("restart-r").Dials()
+	endpointFake.Node("restart-r").Restart("2026-12-01 10:05:00+00")
+	for i := 0; i < 4*endpointCheckEvery; i++ {
+		rig.check(n)
+	}
+	if d := endpointFake.Node("restart-r").Dials() - before; d < 4 {
+		t.Fatalf("only %d dials after the restart", d)
+	}
+	if m := rig.movedCount(); m != 0 {
+		t.Errorf("%d EndpointMoved events after a quick restart of the replica", m)
+	}
+	// A restart before a probe that reuses the checker's connection: the
+	// connection error, the confirming fresh probe, no move either.
+	for n.probes.Load()%endpointCheckEvery != 1 {
+		rig.check(n)
+	}
+	endpointFake.Node("restart-r").Restart("2026-12-01 10:10:00+00")
+	for i := 0; i < 4*endpointCheckEvery; i++ {
+		rig.check(n)
+	}
+	if m := rig.movedCount(); m != 0 {
+		t.Errorf("%d EndpointMoved events after a second restart of the replica", m)
+	}
+}
+
+// checkUntilDials checks n until its endpoint ep was dialled dials times.
+func (r *endpointRig) checkUntilDials(n *node, ep string, dials int64) {
+	r.t.Helper()
+	for i := 0; endpointFake.Node(ep).Dials() < dials; i++ {
+		if i > 100*int(dials) {
+			r.t.Fatalf("only %d dials of %s in %d probes", endpointFake.Node(ep).Dials(), ep, i)
+		}
+		r.check(n)
+	}
+}
+
+// A replica endpoint balancing at random over two or three healthy
+// replicas (seeded, so the same sequences every run): over 200 fresh
+// dials, not one EndpointMoved (each would retire a healthy pool).
+func TestEndpointRandomBalancingIsNotAMove(t *testing.T) {
+	servers := map[string]string{"lb-a": "10.0.0.1:5432", "lb-b": "10.0.0.2:5432", "lb-c": "10.0.0.3:5432"}
+	for _, k := range []int{2, 3} {
+		for seed := uint64(1); seed <= 5; seed++ {
+			rig := newEndpointRig(t, "lb-p", "lb-ep", servers, "lb-p")
+			rnd := rand.New(rand.NewPCG(seed, uint64(k)))
+			endpointFake.Fresh("lb-ep")
+			endpointFake.SetEndpoint("lb-ep", func(int64) string { return []string{"lb-a", "lb-b", "lb-c"}[rnd.IntN(k)] })
+			rig.checkUntilDials(rig.c.replicas[0], "lb-ep", 200)
+			if m := rig.movedCount(); m != 0 {
+				t.Errorf("%d servers, seed %d: %d EndpointMoved events in 200 dials of an endpoint balancing over them", k, seed, m)
+			}
+			rig.c.Close()
+		}
+	}
+}
+
+// A real move: the endpoint leads to one server, then every dial reaches
+// another. The move is found, once, within endpointMoveDials fresh dials
+// of the move when the endpoint had led to the old server for at least as
+// many, within 2 × endpointMoveDials right after the first dial; a move to
+// an endpoint balancing over two new servers within 4 × endpointMoveDials.
+func TestEndpointRealMoveIsFound(t *testing.T) {
+	for _, tc := range []struct {
+		moveAt, within int64
+		to             func(dial int64) string
+	}{
+		{10, endpointMoveDials, func(int64) string { return "mv-b" }},
+		{1, 2*endpointMoveDials - 1, func(int64) string { return "mv-b" }},
+		{10, 4 * endpointMoveDials, func(dial int64) string { return []string{"mv-b", "mv-c"}[dial%2] }},
+	} {
+		rig := newEndpointRig(t, "mv-p", "mv-ep", map[string]string{"mv-a": "10.0.0.1:5432", "mv-b": "10.0.0.2:5432", "mv-c": "10.0.0.3:5432"}, "mv-p")
+		endpointFake.Fresh("mv-ep")
+		endpointFake.SetEndpoint("mv-ep", func(dial int64) string {
+			if dial <= tc.moveAt {
+				return "mv-a"
+			}
+			return tc.to(dial)
+		})
+		n := rig.c.replicas[0]
+		rig.checkUntilDials(n, "mv-ep", tc.moveAt+tc.within-1)
+		if m := rig.movedCount(); m != 0 {
+			t.Errorf("move after dial %d: found too early", tc.moveAt)
+		}
+		rig.check(n) // the next dial
+		if m := rig.movedCount(); m != 1 {
+			t.Fatalf("move after dial %d: %d EndpointMoved events within %d dials of the move; want 1", tc.moveAt, m, tc.within)
+		}
+		rig.checkUntilDials(n, "mv-ep", tc.moveAt+tc.within+100)
+		if m := rig.movedCount(); m != 1 {
+			t.Errorf("move after dial %d: %d EndpointMoved events in all; want 1", tc.moveAt, m)
+		}
+		rig.c.Close()
+	}
+}
+
+// A primary made read-only and writable again on the same server (say
+// default_transaction_read_only toggled): a role change, not a move; its
+// pool is not retired. The same toggle whose writable answer comes from
+// another server (the endpoint moved to the new primary) is a move.
+func TestEndpointReadOnlyToggleIsNotAMove(t *testing.T) {
+	rig := newEndpointRig(t, "ro-ep", "ro-r", map[string]string{"ro-a": "10.0.0.1:5432", "ro-b": "10.0.0.2:5432", "ro-r": "10.0.0.3:5432"}, "ro-a", "ro-b")
+	var target sync.Map
+	target.Store("to", "ro-a")
+	endpointFake.Fresh("ro-ep")
+	endpointFake.SetEndpoint("ro-ep", func(int64) string { v, _ := target.Load("to"); return v.(string) })
+	p := rig.c.primaryNode()
+	a := endpointFake.Node("ro-a")
+	for i := 0; i < 3; i++ {
+		rig.check(p)
+	}
+	a.SetStatus(fakedriver.Status{ReadOnly: true, LSN: "0/1000", ReplayAge: -1})
+	for i := 0; i < 3; i++ {
+		rig.check(p)
+	}
+	if !p.health.RoleMismatch() {
+		t.Fatal("the primary's read-only answer was not seen")
+	}
+	a.SetStatus(primaryStatus)
+	for i := 0; i < 3; i++ {
+		rig.check(p)
+	}
+	if p.health.RoleMismatch() {
+		t.Fatal("the primary's writable answer was not seen")
+	}
+	if m := rig.movedCount(); m != 0 {
+		t.Errorf("%d EndpointMoved events after a read-only toggle on the same server", m)
+	}
+
+	// Demoted, and the endpoint moves to another, writable server.
+	a.SetStatus(fakedriver.Status{ReadOnly: true, LSN: "0/1000", ReplayAge: 0})
+	for i := 0; i < 3; i++ {
+		rig.check(p)
+	}
+	target.Store("to", "ro-b")
+	for i := 0; i < 3; i++ {
+		rig.check(p)
+	}
+	if m := rig.movedCount(); m != 1 {
+		t.Errorf("%d EndpointMoved events after the primary's endpoint moved; want 1", m)
+	}
+}
