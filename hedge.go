@@ -160,8 +160,9 @@ func (w *watcher) runHedge(ctx context.Context, cancel context.CancelFunc, r *re
 		return
 	}
 	// The read answered first, and cancelled ctx: the hedge's connection
-	// may be cut mid-protocol, so it is not reused. (Not through rs.Close,
-	// which would park pc in the caller's lease.)
+	// may be cut mid-protocol, so it is not reused, and its rows are closed
+	// unread. (Not through rs.Close, which would park pc in the caller's
+	// lease, and whose lib/pq Close may block.)
 	cancel()
-	n.discard(pc, nil) // its rows unread: lib/pq's Close may block
+	n.discard(pc, rs, nil)
 }

@@ -362,13 +362,31 @@ func (w *watcher) run() {
 }
 
 // discard settles pc, whose read on n was cancelled (its node became
-// unavailable, or a hedge answered first): pc is destroyed (or, abandoned
-// by a watched call, closed by its goroutine).
-func (n *node) discard(pc *pool.Conn, err error) {
+// unavailable, or another answered first): pc is destroyed (or, abandoned
+// by a watched call, closed by its goroutine). The rows rs the read got,
+// if any, are closed unread: their driver rows must be closed whoever
+// lost, but only once pc is, so that their Close cannot wait on a server
+// that may not answer (lib/pq's reads the rest of the result first; on a
+// closed connection every driver's returns at once).
+func (n *node) discard(pc *pool.Conn, rs *rows, err error) {
 	if err != errAbandoned {
 		pc.Destroy()
 	}
+	if rs != nil {
+		rs.closeUnread()
+	}
 	n.closedBroken.Add(1)
+}
+
+// closeUnread closes r's driver rows, and its statement if it has one,
+// once their connection was destroyed (discard). Their errors are of no
+// use: the connection is gone.
+func (r *rows) closeUnread() {
+	_ = r.rs.Close()
+	if r.st != nil {
+		_ = r.st.Close()
+		r.st = nil
+	}
 }
 
 // tripCtx is cancelled when its node next becomes unavailable.

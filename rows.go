@@ -64,14 +64,14 @@ func (r *rows) Next(dest []driver.Value) error {
 func (r *rows) Close() error {
 	if r.rc != nil && r.rc.rescued() && r.pc != nil {
 		// Their node is unavailable and their read was cancelled: the
-		// connection is destroyed unread (lib/pq's Close would read the
-		// rest of the result from a server that may not answer).
+		// connection is destroyed, and then the rows closed unread
+		// (lib/pq's Close would read the rest of the result from a server
+		// that may not answer).
 		r.rc.finish()
 		r.rc = nil
-		r.n.discard(r.pc, nil)
+		r.n.discard(r.pc, r, nil)
 		r.n.errors.Add(1)
 		r.pc = nil
-		r.st = nil
 		return nil
 	}
 	err := r.rs.Close()
