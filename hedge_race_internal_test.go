@@ -78,8 +78,12 @@ func (cl *heldCluster) closeAndCheck(t *testing.T) {
 
 // until polls cond every millisecond for up to 5 s, and reports whether it
 // came true.
-func until(cond func() bool) bool {
-	for deadline := time.Now().Add(5 * time.Second); !cond(); {
+func until(cond func() bool) bool { return within(5*time.Second, cond) }
+
+// within polls cond every millisecond for up to d, and reports whether it
+// came true.
+func within(d time.Duration, cond func() bool) bool {
+	for deadline := time.Now().Add(d); !cond(); {
 		if time.Now().After(deadline) {
 			return false
 		}
@@ -228,4 +232,75 @@ func TestHedgeRowsRescued(t *testing.T) {
 	if !errors.Is(rows.Err(), ErrUnavailable) || took > time.Second {
 		t.Fatalf("a hedge's rows on a node that tripped: %v after %s, want ErrUnavailable at once", rows.Err(), took)
 	}
+}
+
+// A hedge whose node trips while it runs is cancelled at once, as a plain
+// read would be, instead of holding its connection until its read ends
+// (here, at the earliest when the read's own hung node is found out, about
+// twice probe_timeout after it started).
+func TestHedgeRescuedWhileRunning(t *testing.T) {
+	p, r1 := t.Name()+"-p", t.Name()+"-r1"
+	db := openHonouring(t, "driver=rwpool-test-honour;probe_timeout=2s;check_interval=1h;hedge_after=10ms;hedge_budget=100%;primary="+p+";replica="+r1)
+	c := connectorOf(db)
+	t.Cleanup(func() {
+		honour.setHang(p, false)
+		honour.setHang(r1, false)
+		db.Close()
+	})
+	honour.setHang(r1, true)
+	honour.setHang(p, true)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		var node string
+		done <- db.QueryRowContext(ctx, "SELECT node").Scan(&node)
+	}()
+	prim := c.primaryNode()
+	if !until(func() bool { return c.replicas[0].hedges.Load() > 0 && prim.pool.Stat().InUse == 1 }) {
+		t.Fatal("no hedge in flight on the primary")
+	}
+	prim.health.Trip(io.ErrUnexpectedEOF)
+	start := time.Now()
+	if !within(time.Second, func() bool { return prim.pool.Stat().InUse == 0 }) {
+		t.Fatal("the hedge on the tripped primary still runs 1s after it tripped")
+	}
+	t.Logf("hedge ended %s after its node tripped", time.Since(start))
+	honour.setHang(r1, false)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A read rescued while its hedge runs cancels the hedge before it is
+// replayed, on the inline path too (TestRescueStopsHedge is the watched
+// one's).
+func TestRescueCancelsHedgeInline(t *testing.T) {
+	var hedgeCtx atomic.Pointer[context.Context]
+	started := make(chan struct{})
+	cl := openHeld(t, ";hedge_after=10ms;hedge_budget=100%", func(cl *heldCluster, ctx context.Context, dsn string) {
+		switch {
+		case dsn == cl.p && hedgeCtx.CompareAndSwap(nil, &ctx): // the hedge: answers when cancelled
+			close(started)
+			<-ctx.Done()
+		case dsn == cl.r: // the read: its node trips once the hedge runs
+			<-started
+			cl.c.replicas[0].health.Trip(io.ErrUnexpectedEOF)
+			<-ctx.Done()
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var r Route
+	var node string
+	if err := cl.db.QueryRowContext(WithRoute(ctx, &r), "SELECT node").Scan(&node); err != nil {
+		t.Fatal(err)
+	}
+	if node != cl.p || r.Reason == reasonHedged {
+		t.Fatalf("answered by %s (%+v), want the replay on the primary", node, r)
+	}
+	if h := hedgeCtx.Load(); h == nil || (*h).Err() == nil {
+		t.Fatal("the hedge still runs after its read was rescued and replayed")
+	}
+	cl.closeAndCheck(t)
 }

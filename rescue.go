@@ -58,7 +58,9 @@ import (
 // caller's context ends, the read is rescued, or a hedge answered first;
 // Deadline and Value are the caller's. A new one is made per read; its
 // Done channel is reused by the next read until one is closed, and Err
-// stays consistent with it.
+// stays consistent with it. The rows of a hedge that won carry one made by
+// hedgeContext, which no driver sees: like the one of a read whose context
+// cannot end (w is nil), it only reports its node's trip (rescued).
 type readCtx struct {
 	parent context.Context
 	inner  context.Context    // the watcher's: its Done is the read's

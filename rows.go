@@ -29,7 +29,7 @@ type rows struct {
 	vc    *conn
 	lease *lease
 	pin   *pool.Conn // the lease's pin the rows run on
-	rc    *readCtx   // the read's rescue watch, finished with the rows
+	rc    *readCtx   // the read's rescue watch, finished with the rows (a hedge's: see hedgeContext)
 	stop  func()     // cancels a hedge's context once its rows close
 }
 
@@ -72,6 +72,10 @@ func (r *rows) Close() error {
 		r.n.discard(r.pc, r, nil)
 		r.n.errors.Add(1)
 		r.pc = nil
+		if r.stop != nil { // a hedge's: its context is released
+			r.stop()
+			r.stop = nil
+		}
 		return nil
 	}
 	err := r.rs.Close()
