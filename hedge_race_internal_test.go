@@ -304,3 +304,76 @@ func TestRescueCancelsHedgeInline(t *testing.T) {
 	}
 	cl.closeAndCheck(t)
 }
+
+// Stress of hedges and rescues, on the watched path (lib/pq) and the
+// inline one (mysql, pgx): readers with short deadlines while replicas
+// hang and recover. Whatever won or lost, every driver rows opened is
+// closed, and no connection is used by two goroutines at once.
+func TestHedgeStressClosesRows(t *testing.T) {
+	for _, inline := range []bool{false, true} {
+		name := "watched"
+		if inline {
+			name = "inline"
+		}
+		t.Run(name, func(t *testing.T) {
+			dsns := []string{t.Name() + "-p", t.Name() + "-r1", t.Name() + "-r2"}
+			nodes := make([]*fakedriver.Node, len(dsns))
+			for i, d := range dsns {
+				nodes[i] = held.Fresh(d)
+			}
+			s := "driver=rwpool-test-held;probe_timeout=50ms;check_interval=50ms;hedge_after=2ms;hedge_budget=100%;primary=" + dsns[0] + ";replica=" + dsns[1] + ";replica=" + dsns[2]
+			var db *sql.DB
+			if inline {
+				db = openHonouring(t, s)
+			} else {
+				var err error
+				if db, err = sql.Open("rwpool", s); err != nil {
+					t.Fatal(err)
+				}
+			}
+			defer db.Close()
+			stop := make(chan struct{})
+			done := make(chan struct{})
+			const readers = 6
+			for g := range readers {
+				go func() {
+					defer func() { done <- struct{}{} }()
+					for i := 0; ; i++ {
+						select {
+						case <-stop:
+							return
+						default:
+						}
+						ctx, cancel := context.WithTimeout(context.Background(), time.Duration(10+(g*7+i)%60)*time.Millisecond)
+						if rows, err := db.QueryContext(ctx, "SELECT node"); err == nil {
+							for rows.Next() {
+							}
+							rows.Close()
+						}
+						cancel()
+					}
+				}()
+			}
+			for i := range 24 { // about 0.7 s of hangs coming and going
+				nodes[1+i%2].SetHang(i%3 != 2)
+				time.Sleep(30 * time.Millisecond) // pacing, not synchronisation
+			}
+			for _, n := range nodes {
+				n.SetHang(false)
+			}
+			close(stop)
+			for range readers {
+				<-done
+			}
+			db.Close() // waits for the hedges' and watched calls' goroutines
+			for i, n := range nodes {
+				if got := n.OpenRows(); got != 0 {
+					t.Errorf("%s: %d driver rows left open", dsns[i], got)
+				}
+				if got := n.ConcurrentUse(); got != 0 {
+					t.Errorf("%s: %d calls on a connection already in use", dsns[i], got)
+				}
+			}
+		})
+	}
+}
