@@ -213,14 +213,14 @@ func (vc *conn) read(ctx context.Context, o ctxOpts, d routing.Decision, query s
 			vc.c.readEnds(n, t, cerr)
 			err = cerr
 			// A read that lost (to a hedge, or to its node's trip) was
-			// cancelled mid-protocol: its connection, and any rows on it,
-			// are destroyed unread.
+			// cancelled mid-protocol: its connection is destroyed, and any
+			// rows on it closed unread.
 			switch rc.answer() {
 			case readHedged:
-				n.discard(pc, err)
+				n.discard(pc, rs, err)
 				return vc.adoptHedge(o, rc, replays), nil
 			case readRescued:
-				n.discard(pc, err)
+				n.discard(pc, rs, err)
 				n.errors.Add(1)
 				rc.finish()
 				if err == nil && rs == nil {

@@ -15,7 +15,10 @@ import (
 // its connection discarded (the loser's call is cut short, so its
 // protocol state is unknown). The watcher (rescue.go) times the read and
 // starts the hedge in a goroutine of the Connector's; the read's caller
-// adopts the hedge's rows when the hedge answered first.
+// adopts the hedge's rows when the hedge answered first. A hedge is
+// rescued like a plain read (hedgeContext): cancelled if its node becomes
+// unavailable while it runs, and once it won, its rows then fail fast with
+// ErrUnavailable (rows already handed over are not replayed).
 //
 // Only queries are hedged, and only outside sessions that have written
 // (whose reads must prove they see the session's writes) and WithPrimary:
@@ -120,21 +123,42 @@ func (w *watcher) hedge(r *readCtx) {
 		return
 	}
 	r.n.hedges.Add(1)
-	ctx, cancel := context.WithCancel(r.parent)
+	ctx, rc, cancel := hedgeContext(r.parent, n)
 	r.stop.Store(&cancel)
 	if r.state.Load() != readRunning { // answered meanwhile: answer may have missed stop
 		cancel()
 		return
 	}
-	if !c.bg.Go(func() { w.runHedge(ctx, cancel, r, n, r.args) }) {
+	if !c.bg.Go(func() { w.runHedge(ctx, cancel, rc, r, n, r.args) }) {
 		cancel()
 	}
 }
 
-// runHedge runs read r's query on n. If it answers before r, r is ended
-// (readHedged) and its caller adopts the rows; otherwise the hedge's work
-// is undone here.
-func (w *watcher) runHedge(ctx context.Context, cancel context.CancelFunc, r *readCtx, n *node, args []driver.NamedValue) {
+// hedgeContext returns the context a hedge on n runs with, for a read
+// whose caller's context is parent, and cancel, which ends it and must be
+// called once the hedge is over. The context ends with parent, at cancel
+// (the hedge lost, or its rows closed), and when n becomes unavailable, as
+// a plain read's would (rescue.go): a hedge on a node that hung does not
+// wait for the caller's deadline, whether it is still running or won and
+// its rows are being read. rc, for the hedge's rows, reports that last
+// case (rescued: its Done is n's trip channel), so that they fail fast
+// with ErrUnavailable and close without reading from n. Hedges are rare
+// (hedge_budget): what this allocates is not on every read's path.
+func hedgeContext(parent context.Context, n *node) (ctx context.Context, rc *readCtx, cancel context.CancelFunc) {
+	trip := n.trip.Load().ctx
+	ctx, stop := context.WithCancel(parent)
+	unwatch := context.AfterFunc(trip, stop)
+	rc = &readCtx{parent: parent, inner: trip, n: n}
+	return ctx, rc, func() {
+		unwatch()
+		stop()
+	}
+}
+
+// runHedge runs read r's query on n with ctx (hedgeContext). If it
+// answers before r, r is ended (readHedged) and its caller adopts the
+// rows, watched by rc; otherwise the hedge's work is undone here.
+func (w *watcher) runHedge(ctx context.Context, cancel context.CancelFunc, rc, r *readCtx, n *node, args []driver.NamedValue) {
 	pc, err := n.acquire(ctx)
 	if err != nil {
 		cancel()
@@ -146,7 +170,7 @@ func (w *watcher) runHedge(ctx context.Context, cancel context.CancelFunc, r *re
 		cancel()
 		return
 	}
-	rs.pc, rs.n, rs.vc, rs.stop = pc, n, w.vc, cancel
+	rs.pc, rs.n, rs.vc, rs.rc, rs.stop = pc, n, w.vc, rc, cancel
 	r.won = rs
 	if r.state.CompareAndSwap(readRunning, readHedged) {
 		r.n.hedgeWins.Add(1)
@@ -160,8 +184,9 @@ func (w *watcher) runHedge(ctx context.Context, cancel context.CancelFunc, r *re
 		return
 	}
 	// The read answered first, and cancelled ctx: the hedge's connection
-	// may be cut mid-protocol, so it is not reused. (Not through rs.Close,
-	// which would park pc in the caller's lease.)
+	// may be cut mid-protocol, so it is not reused, and its rows are closed
+	// unread. (Not through rs.Close, which would park pc in the caller's
+	// lease, and whose lib/pq Close may block.)
 	cancel()
-	n.discard(pc, nil) // its rows unread: lib/pq's Close may block
+	n.discard(pc, rs, nil)
 }

@@ -58,7 +58,9 @@ import (
 // caller's context ends, the read is rescued, or a hedge answered first;
 // Deadline and Value are the caller's. A new one is made per read; its
 // Done channel is reused by the next read until one is closed, and Err
-// stays consistent with it.
+// stays consistent with it. The rows of a hedge that won carry one made by
+// hedgeContext, which no driver sees: like the one of a read whose context
+// cannot end (w is nil), it only reports its node's trip (rescued).
 type readCtx struct {
 	parent context.Context
 	inner  context.Context    // the watcher's: its Done is the read's
@@ -362,13 +364,31 @@ func (w *watcher) run() {
 }
 
 // discard settles pc, whose read on n was cancelled (its node became
-// unavailable, or a hedge answered first): pc is destroyed (or, abandoned
-// by a watched call, closed by its goroutine).
-func (n *node) discard(pc *pool.Conn, err error) {
+// unavailable, or another answered first): pc is destroyed (or, abandoned
+// by a watched call, closed by its goroutine). The rows rs the read got,
+// if any, are closed unread: their driver rows must be closed whoever
+// lost, but only once pc is, so that their Close cannot wait on a server
+// that may not answer (lib/pq's reads the rest of the result first; on a
+// closed connection every driver's returns at once).
+func (n *node) discard(pc *pool.Conn, rs *rows, err error) {
 	if err != errAbandoned {
 		pc.Destroy()
 	}
+	if rs != nil {
+		rs.closeUnread()
+	}
 	n.closedBroken.Add(1)
+}
+
+// closeUnread closes r's driver rows, and its statement if it has one,
+// once their connection was destroyed (discard). Their errors are of no
+// use: the connection is gone.
+func (r *rows) closeUnread() {
+	_ = r.rs.Close()
+	if r.st != nil {
+		_ = r.st.Close()
+		r.st = nil
+	}
 }
 
 // tripCtx is cancelled when its node next becomes unavailable.

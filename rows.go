@@ -29,7 +29,7 @@ type rows struct {
 	vc    *conn
 	lease *lease
 	pin   *pool.Conn // the lease's pin the rows run on
-	rc    *readCtx   // the read's rescue watch, finished with the rows
+	rc    *readCtx   // the read's rescue watch, finished with the rows (a hedge's: see hedgeContext)
 	stop  func()     // cancels a hedge's context once its rows close
 
 	// wrote is the causal session whose write (INSERT … RETURNING) the
@@ -71,14 +71,18 @@ func (r *rows) Next(dest []driver.Value) error {
 func (r *rows) Close() error {
 	if r.rc != nil && r.rc.rescued() && r.pc != nil {
 		// Their node is unavailable and their read was cancelled: the
-		// connection is destroyed unread (lib/pq's Close would read the
-		// rest of the result from a server that may not answer).
+		// connection is destroyed, and then the rows closed unread
+		// (lib/pq's Close would read the rest of the result from a server
+		// that may not answer).
 		r.rc.finish()
 		r.rc = nil
-		r.n.discard(r.pc, nil)
+		r.n.discard(r.pc, r, nil)
 		r.n.errors.Add(1)
 		r.pc = nil
-		r.st = nil
+		if r.stop != nil { // a hedge's: its context is released
+			r.stop()
+			r.stop = nil
+		}
 		return nil
 	}
 	err := r.rs.Close()

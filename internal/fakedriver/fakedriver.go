@@ -8,7 +8,10 @@
 // queries (Replication), real prepared statements (Prepare), read-only
 // transactions that refuse writes (ReadOnlyTx), PostgreSQL server
 // identities with restarts (Node.SetIdentity, Node.Restart) and endpoints
-// whose dials reach one node or another (Driver.SetEndpoint).
+// whose dials reach one node or another (Driver.SetEndpoint). A hook holds
+// a query's answer (BeforeAnswer), and each node counts what a test checks
+// rwpool leaves behind: result sets not closed (Node.OpenRows), a
+// connection used by two goroutines at once (Node.ConcurrentUse).
 //
 // A node is named by its DSN: the driver keeps one Node per DSN it was
 // asked to open (or a test asked for), so that a test can act on the node
@@ -102,6 +105,15 @@ type Options struct {
 	// 1792 (ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION) on any other.
 	// Without it, read-only transactions accept writes.
 	ReadOnlyTx bool
+
+	// BeforeAnswer, when set, runs for every query a node admitted (see
+	// Fail), just before the query answers its rows, with the query's
+	// context (context.Background() for a Legacy connection or a prepared
+	// statement). The query answers when it returns, whatever became of
+	// the context meanwhile, as a driver whose answer was already in: a
+	// test holds an answer there to order it against what rwpool does
+	// meanwhile (a hedge answering, the node tripping).
+	BeforeAnswer func(ctx context.Context, dsn, query string)
 }
 
 // PostgresError is a PostgreSQL server's error as lib/pq and pgx report
@@ -241,6 +253,8 @@ type Node struct {
 	rowsErr atomic.Pointer[error]
 
 	closedMidStmt atomic.Int64
+	openRows      atomic.Int64
+	concurrent    atomic.Int64
 
 	gen atomic.Int64 // restarts (Restart); a connection of an older one is broken
 
@@ -405,6 +419,21 @@ func (n *Node) Served() int64 { return n.served.Load() }
 // by two goroutines at once, which database/sql never makes and a real
 // driver does not survive.
 func (n *Node) ClosedMidStatement() int64 { return n.closedMidStmt.Load() }
+
+// OpenRows returns how many result sets the node's queries answered that
+// are not closed yet. A driver.Rows left unclosed holds resources in a
+// real driver (a prepared statement, a context watcher) even once its
+// connection is closed.
+func (n *Node) OpenRows() int64 { return n.openRows.Load() }
+
+// ConcurrentUse returns how many calls on one of the node's connections
+// (a statement, Begin, Commit, Rollback, Prepare, IsValid, Close, or the
+// Next or Close of a result set or statement of the connection) began
+// while another call on the same connection was still running: a use of
+// one driver.Conn by two goroutines at once, which database/sql never
+// makes and a real driver does not survive (see also
+// ClosedMidStatement).
+func (n *Node) ConcurrentUse() int64 { return n.concurrent.Load() }
 
 // Statements returns the statements the node ran (Options.Record).
 func (n *Node) Statements() []string {
@@ -593,6 +622,7 @@ type conn struct {
 	bad      bool         // a statement failed on a down node
 	readOnly atomic.Bool  // in a transaction begun read-only
 	running  atomic.Int32 // statements running (see Node.ClosedMidStatement)
+	calls    atomic.Int32 // calls running on the connection (see Node.ConcurrentUse)
 
 	// Transactions, as Node.SetCommitRecords follows them; under n.mu.
 	tx, sqlTx, noAutocommit bool // begun by Begin, by BEGIN; SET autocommit=0
@@ -600,11 +630,28 @@ type conn struct {
 	commitAtClose           bool // the query just run commits when its rows close
 }
 
-func (c *conn) Close() error { c.n.open.Add(-1); return nil }
+// enter counts a call on c, flagging one that overlaps another; leave
+// ends it.
+func (c *conn) enter() {
+	if c.calls.Add(1) > 1 {
+		c.n.concurrent.Add(1)
+	}
+}
+
+func (c *conn) leave() { c.calls.Add(-1) }
+
+func (c *conn) Close() error {
+	c.enter()
+	defer c.leave()
+	c.n.open.Add(-1)
+	return nil
+}
 
 func (c *conn) Begin() (driver.Tx, error) { return c.begin(false) }
 
 func (c *conn) begin(readOnly bool) (driver.Tx, error) {
+	c.enter()
+	defer c.leave()
 	if c.n.down.Load() || c.gen != c.n.gen.Load() {
 		c.bad = true
 		return nil, c.d.opts.DownError
@@ -644,6 +691,8 @@ func (c *conn) run(q string, args []driver.Value) error {
 }
 
 func (c *conn) exec(q string, args []driver.Value) (driver.Result, error) {
+	c.enter()
+	defer c.leave()
 	c.running.Add(1)
 	defer c.running.Add(-1)
 	if err := c.run(q, args); err != nil {
@@ -662,25 +711,30 @@ func (c *conn) exec(q string, args []driver.Value) (driver.Result, error) {
 
 var statusColumns = []string{"ro", "pos", "age"}
 
-func (c *conn) query(q string, args []driver.Value) (driver.Rows, error) {
+func (c *conn) query(ctx context.Context, q string, args []driver.Value) (driver.Rows, error) {
+	c.enter()
+	defer c.leave()
 	c.running.Add(1)
 	defer c.running.Add(-1)
 	if err := c.run(q, args); err != nil {
 		return nil, err
 	}
+	if h := c.d.opts.BeforeAnswer; h != nil {
+		h(ctx, c.dsn, q)
+	}
 	if strings.Contains(q, "pg_postmaster_start_time()") {
 		if id, ok := c.n.identity(); ok {
-			return &rows{cols: []string{"id"}, row: []driver.Value{id}}, nil
+			return c.rows(&rows{cols: []string{"id"}, row: []driver.Value{id}}), nil
 		}
 	}
 	if strings.Contains(q, "pg_is_in_recovery()") {
 		if st, ok := c.n.statusOf(c.d.opts.Replication); ok {
-			return &rows{cols: statusColumns, row: []driver.Value{st.ReadOnly, st.LSN, st.ReplayAge}}, nil
+			return c.rows(&rows{cols: statusColumns, row: []driver.Value{st.ReadOnly, st.LSN, st.ReplayAge}}), nil
 		}
 	}
 	if c.d.opts.Replication {
 		if lsn, ok := c.position(q, false); ok {
-			return &rows{cols: []string{"lsn"}, row: []driver.Value{lsn}}, nil
+			return c.rows(&rows{cols: []string{"lsn"}, row: []driver.Value{lsn}}), nil
 		}
 	}
 	r := &rows{cols: []string{"node"}, row: []driver.Value{c.dsn}}
@@ -694,7 +748,14 @@ func (c *conn) query(q string, args []driver.Value) (driver.Rows, error) {
 	if e := c.n.rowsErr.Load(); e != nil {
 		r.err = *e
 	}
-	return r, nil
+	return c.rows(r), nil
+}
+
+// rows counts r as one of c's open result sets (Node.OpenRows).
+func (c *conn) rows(r *rows) *rows {
+	r.c = c
+	c.n.openRows.Add(1)
+	return r
 }
 
 // writeVerb returns the first word of q, upper-cased, if it is one of
@@ -724,9 +785,15 @@ func (d *Driver) readOnlyError(verb string) error {
 // driver.Validator; it prepares nothing unless Options.Prepare says so.
 type ctxConn struct{ *conn }
 
-func (c *ctxConn) IsValid() bool { return !c.bad }
+func (c *ctxConn) IsValid() bool {
+	c.enter()
+	defer c.leave()
+	return !c.bad
+}
 
 func (c *ctxConn) Prepare(q string) (driver.Stmt, error) {
+	c.enter()
+	defer c.leave()
 	if !c.d.opts.Prepare {
 		return nil, driver.ErrSkip
 	}
@@ -737,8 +804,8 @@ func (c *ctxConn) BeginTx(_ context.Context, o driver.TxOptions) (driver.Tx, err
 	return c.begin(o.ReadOnly)
 }
 
-func (c *ctxConn) QueryContext(_ context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
-	return c.query(q, c.values(args))
+func (c *ctxConn) QueryContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Rows, error) {
+	return c.query(ctx, q, c.values(args))
 }
 
 func (c *ctxConn) ExecContext(_ context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
@@ -760,7 +827,11 @@ func (c *ctxConn) values(args []driver.NamedValue) []driver.Value {
 // Prepare.
 type legacyConn struct{ *conn }
 
-func (c *legacyConn) Prepare(q string) (driver.Stmt, error) { return &stmt{c.conn, q}, nil }
+func (c *legacyConn) Prepare(q string) (driver.Stmt, error) {
+	c.enter()
+	defer c.leave()
+	return &stmt{c.conn, q}, nil
+}
 
 // stmt is a prepared statement of a Legacy connection, or of one with
 // Options.Prepare.
@@ -770,6 +841,8 @@ type stmt struct {
 }
 
 func (s *stmt) Close() error {
+	s.c.enter()
+	defer s.c.leave()
 	if s.c.running.Load() > 0 {
 		s.c.n.closedMidStmt.Add(1)
 	}
@@ -781,12 +854,14 @@ func (s *stmt) Exec(args []driver.Value) (driver.Result, error) {
 	return s.c.exec(s.q, args)
 }
 func (s *stmt) Query(args []driver.Value) (driver.Rows, error) {
-	return s.c.query(s.q, args)
+	return s.c.query(context.Background(), s.q, args)
 }
 
 type tx struct{ c *conn }
 
 func (t tx) Commit() error {
+	t.c.enter()
+	defer t.c.leave()
 	t.c.readOnly.Store(false)
 	t.c.record("COMMIT", nil)
 	t.c.endTx(true)
@@ -794,6 +869,8 @@ func (t tx) Commit() error {
 }
 
 func (t tx) Rollback() error {
+	t.c.enter()
+	defer t.c.leave()
 	t.c.readOnly.Store(false)
 	t.c.record("ROLLBACK", nil)
 	t.c.endTx(false)
@@ -803,22 +880,34 @@ func (t tx) Rollback() error {
 // rows is a result of one row; with err set, the row is followed by err
 // instead of the end of the result.
 type rows struct {
-	cols  []string
-	row   []driver.Value
-	err   error
-	done  bool
-	close func() // run at the first Close
+	c      *conn // the connection that answered it
+	cols   []string
+	row    []driver.Value
+	err    error
+	done   bool
+	closed bool
+	close  func() // run at the first Close
 }
 
 func (r *rows) Columns() []string { return r.cols }
+
 func (r *rows) Close() error {
-	if f := r.close; f != nil {
-		r.close = nil
-		f()
+	r.c.enter()
+	defer r.c.leave()
+	if !r.closed {
+		r.closed = true
+		r.c.n.openRows.Add(-1)
+		if f := r.close; f != nil {
+			r.close = nil
+			f()
+		}
 	}
 	return nil
 }
+
 func (r *rows) Next(dest []driver.Value) error {
+	r.c.enter()
+	defer r.c.leave()
 	if r.done {
 		if r.err != nil {
 			return r.err

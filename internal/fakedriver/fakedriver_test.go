@@ -267,3 +267,77 @@ func TestEndpointIdentityRestart(t *testing.T) {
 		t.Errorf("after the restart: %q, %v", got, err)
 	}
 }
+
+// held is a driver whose queries of "HOLD" wait in BeforeAnswer until
+// release is closed, having told started.
+var (
+	heldStarted = make(chan struct{}, 1)
+	heldRelease chan struct{} // made by each test run
+	held        = fakedriver.Register("fakedriver-test-held", fakedriver.Options{
+		BeforeAnswer: func(_ context.Context, _, query string) {
+			if query == "HOLD" {
+				heldStarted <- struct{}{}
+				<-heldRelease
+			}
+		},
+	})
+)
+
+// OpenRows counts result sets until they close (once each), and
+// ConcurrentUse a call on a connection made while another runs on it;
+// BeforeAnswer holds a query's answer.
+func TestOpenRowsAndConcurrentUse(t *testing.T) {
+	n := held.Fresh(t.Name())
+	heldRelease = make(chan struct{})
+	db, err := sql.Open("fakedriver-test-held", t.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	rows, err := db.QueryContext(ctx, "SELECT 1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := n.OpenRows(); got != 1 {
+		t.Errorf("with a result set open: OpenRows = %d, want 1", got)
+	}
+	rows.Close()
+	rows.Close()
+	if got := n.OpenRows(); got != 0 {
+		t.Errorf("after it closed: OpenRows = %d, want 0", got)
+	}
+
+	c, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var real any
+	if err := c.Raw(func(dc any) error { real = dc; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		rs, err := real.(driver.QueryerContext).QueryContext(ctx, "HOLD", nil)
+		if err == nil {
+			err = rs.Close()
+		}
+		done <- err
+	}()
+	<-heldStarted
+	if got := n.ConcurrentUse(); got != 0 {
+		t.Fatalf("ConcurrentUse = %d before any overlap", got)
+	}
+	real.(driver.Validator).IsValid() // while HOLD runs
+	close(heldRelease)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := n.ConcurrentUse(); got != 1 {
+		t.Errorf("ConcurrentUse = %d, want 1", got)
+	}
+	if got := n.OpenRows(); got != 0 {
+		t.Errorf("OpenRows = %d, want 0", got)
+	}
+}
