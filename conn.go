@@ -87,11 +87,18 @@ func (vc *conn) onPin(ctx context.Context, o ctxOpts, d routing.Decision, write 
 			switch {
 			case out == broken && attempt == 0 && errors.Is(err, driver.ErrBadConn) && (!write || vc.c.safeBadConn):
 				continue
-			case write && out == finished && err != nil && driverinfo.ReadOnly(err) && n.isPrimary():
-				// Nothing was applied. If the endpoint moved, the write
-				// runs again on a connection through it (fence.go); with
-				// failover_wait, it waits for a writable primary first.
-				if moved, _ := n.fence(ctx, l.pc); moved || vc.c.cfg.FailoverWait > 0 && n.health.RoleMismatch() {
+			case write && out == finished && err != nil && driverinfo.ReadOnly(err):
+				// Nothing was applied: n, the primary when the write was
+				// sent, refused it (see rerunReadOnly).
+				rerun, ferr := vc.c.rerunReadOnly(ctx, n, l.pc)
+				if ferr == errAbandoned {
+					// The fence's query on the pin hung: the pin is its
+					// goroutine's now, which closes it when the driver
+					// lets go. The refusal stands.
+					l.abandon()
+					return err
+				}
+				if rerun {
 					l.drop()
 					continue
 				}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/rwpool/rwpool/pool"
 )
 
 // This file decides whether a write may go to the primary now, and, with
@@ -72,6 +74,24 @@ func (c *Connector) writable(ctx context.Context, until *time.Time) error {
 		return err
 	}
 	return c.awaitPrimary(ctx, until, err, false)
+}
+
+// rerunReadOnly reports whether a write that n, the primary when it was
+// sent, answered read-only on pc (so applied nothing) runs again: if n's
+// endpoint moved, on a connection through it (fence.go); with
+// failover_wait, once a writable primary is there, when n still is the
+// primary and reports itself read-only, or when a promotion was followed
+// while the write ran (by the health checker, or by the fence's fresh
+// probe of n) and another node is the primary now. It returns
+// errAbandoned when the fence gave pc up to a query stuck in the driver.
+func (c *Connector) rerunReadOnly(ctx context.Context, n *node, pc *pool.Conn) (bool, error) {
+	if n.isPrimary() {
+		moved, err := n.fence(ctx, pc)
+		if moved || err == errAbandoned {
+			return moved, err
+		}
+	}
+	return c.cfg.FailoverWait > 0 && (!n.isPrimary() || n.health.RoleMismatch()), nil
 }
 
 // awaitPrimary waits until the primary takes writes, or until *until (set
