@@ -126,6 +126,59 @@ func TestFailoverWaitRetriesAfterFollowedPromotion(t *testing.T) {
 	}
 }
 
+// A primary demoted by a followed promotion that comes back writable
+// without ever following the new primary (MariaDB does not persist
+// read_only) must not take the writes back when the new primary misses a
+// probe: the two would diverge. It may be promoted again only once it has
+// been seen following (read-only and caught up).
+func TestFollowPromotionDemotedPrimaryNotPromotedBack(t *testing.T) {
+	fc := openFollow(t)
+	fc.p.SetDown(true)
+	fc.r1.SetStatus(fakedriver.Status{LSN: "0/2000", ReplayAge: -1})
+	waitFor(t, "writes to reach the promoted replica1", func() bool {
+		node, err := fc.write()
+		return err == nil && node == "replica1"
+	})
+	fc.p.SetStatus(fakedriver.Status{LSN: "0/1800", ReplayAge: -1}) // writable, diverged
+	fc.p.SetDown(false)
+	waitFor(t, "the old primary back, writable", func() bool {
+		s, _ := rwpool.Stats(fc.db)
+		return s.Nodes[0].Available && s.Nodes[0].RoleMismatch()
+	})
+	fc.r1.SetDown(true)
+	waitFor(t, "the new primary tripped", func() bool {
+		s, _ := rwpool.Stats(fc.db)
+		return s.Nodes[1].State == rwpool.Unavailable
+	})
+	seen := fc.p.Count("pg_is_in_recovery()")
+	waitFor(t, "two more status reads of the old primary", func() bool {
+		return fc.p.Count("pg_is_in_recovery()") >= seen+2
+	})
+	for range 20 {
+		node, err := fc.write()
+		if err == nil {
+			t.Fatalf("a write reached %s while the new primary is down and the old one never followed it", node)
+		}
+		if !errors.Is(err, rwpool.ErrUnavailable) {
+			t.Fatalf("write refused with %v, want ErrUnavailable", err)
+		}
+	}
+	if s, _ := rwpool.Stats(fc.db); s.Nodes[0].Role != "replica" {
+		t.Fatalf("the old primary's role is %s, want replica", s.Nodes[0].Role)
+	}
+	// It follows the new primary (read-only, caught up), then the
+	// failover tooling promotes it: that is followed.
+	fc.p.SetStatus(fakedriver.Status{ReadOnly: true, LSN: "0/2000"})
+	waitFor(t, "a read on the old primary, following", func() bool {
+		return simRead(t, fc.db, context.Background()).Node == "primary"
+	})
+	fc.p.SetStatus(fakedriver.Status{LSN: "0/2100", ReplayAge: -1})
+	waitFor(t, "writes to reach the re-promoted old primary", func() bool {
+		node, err := fc.write()
+		return err == nil && node == "primary"
+	})
+}
+
 // The fence's identity queries run within probe_timeout even on a driver
 // that ignores contexts (lib/pq; failoverSim's hooks hold the query
 // regardless of its context): on the connection that answered read-only,
