@@ -118,16 +118,20 @@ func (c *Connector) awaitPrimary(ctx context.Context, until *time.Time, cause er
 	defer nudge.Stop()
 	for {
 		ch := c.primaryWatch.changed()
+		// Checked even when waiting for a change: Close's wake-up may
+		// have come before ch was made.
+		if c.closed.Load() {
+			return ErrClosed
+		}
 		if !change {
-			if c.closed.Load() {
-				return ErrClosed
-			}
 			if cause = c.refusal(); cause == nil {
 				return nil
 			}
 		}
 		change = false
 		select {
+		case <-c.stop:
+			return ErrClosed
 		case <-ch:
 		case <-nudge.C:
 			if p := c.primaryNode(); p.health.Tripped() || p.health.RoleMismatch() {

@@ -132,11 +132,15 @@ func primaryTrouble(p *node) string {
 }
 
 // setSplit records the nodes that claim to be primary together (none:
-// no split brain), and reports the start of a split brain once.
+// no split brain), and reports the start of a split brain once. Its end
+// wakes the writes waiting for the primary (failover_wait): the primary
+// may take them now.
 func (c *Connector) setSplit(claim []*node) {
 	f := &c.follow
 	if len(claim) == 0 {
-		f.split.Store(nil)
+		if f.split.Swap(nil) != nil {
+			c.primaryWatch.signal()
+		}
 		return
 	}
 	names := make([]string, len(claim))
