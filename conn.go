@@ -421,15 +421,26 @@ func (vc *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, 
 	fresh := !l.pinned()
 	if fresh {
 		l.unpark()
-		n, err := vc.c.routeTx(ctx, o, opts)
-		if err != nil {
-			return nil, err
+		var until time.Time // failover_wait's deadline, from the first wait
+		for attempt := 0; ; attempt++ {
+			n, err := vc.c.routeTx(ctx, o, opts, &until)
+			if err != nil {
+				return nil, err
+			}
+			pc, err := n.acquire(ctx)
+			if err != nil {
+				// Nothing was sent: with failover_wait, a read-write
+				// transaction waits for the primary's next change and
+				// tries again, as a write does (onPin).
+				if !opts.ReadOnly && vc.c.cfg.FailoverWait > 0 && attempt < maxWriteAttempts && replayable(ctx, err) &&
+					vc.c.awaitPrimary(ctx, &until, err, true) == nil {
+					continue
+				}
+				return nil, err
+			}
+			l.pin(pc, n, false)
+			break
 		}
-		pc, err := n.acquire(ctx)
-		if err != nil {
-			return nil, err
-		}
-		l.pin(pc, n, false)
 	}
 	var rtx driver.Tx
 	var err error

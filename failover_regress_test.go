@@ -179,6 +179,37 @@ func TestFollowPromotionDemotedPrimaryNotPromotedBack(t *testing.T) {
 	})
 }
 
+// A read-write transaction waits out failover_wait like a write: a
+// borrow refused by the primary (a refused dial, before the breaker
+// confirms it) waits for the primary instead of failing BeginTx.
+func TestFailoverWaitBeginTxRetriesRefusedBorrow(t *testing.T) {
+	cc := newCtlCluster(t, 1, "check_interval=1h;failover_wait=3s")
+	cc.primary.SetDown(true) // no connection yet: the first borrow dials
+	done := make(chan struct{})
+	defer func() { <-done }()
+	go func() {
+		defer close(done)
+		for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+			if s, err := rwpool.Stats(cc.db); err == nil && s.Nodes[0].State == rwpool.Unavailable {
+				break
+			}
+		}
+		cc.primary.SetDown(false)
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	tx, err := cc.db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatalf("BeginTx while the primary fails over: %v", err)
+	}
+	if _, err := tx.Exec("INSERT INTO t VALUES (1)"); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // The fence's identity queries run within probe_timeout even on a driver
 // that ignores contexts (lib/pq; failoverSim's hooks hold the query
 // regardless of its context): on the connection that answered read-only,
