@@ -50,8 +50,9 @@ func (vc *conn) usable() error {
 // that certainly did not change anything is tried again on a new
 // connection: one that failed with driver.ErrBadConn (the driver's word
 // that nothing reached the server), once; a write answered read-only by a
-// primary whose endpoint moved or, with failover_wait, by any primary, a
-// few times (failover.go). Nothing else on a pin is ever retried, since
+// primary whose endpoint moved or, with failover_wait, by any primary
+// (one a followed promotion has since demoted too), a few times
+// (failover.go). Nothing else on a pin is ever retried, since
 // the session or transaction it belongs to is gone.
 func (vc *conn) onPin(ctx context.Context, o ctxOpts, d routing.Decision, write bool, call func(*pool.Conn) error) error {
 	l := &vc.lease
