@@ -50,8 +50,9 @@ func (vc *conn) usable() error {
 // that certainly did not change anything is tried again on a new
 // connection: one that failed with driver.ErrBadConn (the driver's word
 // that nothing reached the server), once; a write answered read-only by a
-// primary whose endpoint moved or, with failover_wait, by any primary, a
-// few times (failover.go). Nothing else on a pin is ever retried, since
+// primary whose endpoint moved or, with failover_wait, by any primary
+// (one a followed promotion has since demoted too), a few times
+// (failover.go). Nothing else on a pin is ever retried, since
 // the session or transaction it belongs to is gone.
 func (vc *conn) onPin(ctx context.Context, o ctxOpts, d routing.Decision, write bool, call func(*pool.Conn) error) error {
 	l := &vc.lease
@@ -87,11 +88,18 @@ func (vc *conn) onPin(ctx context.Context, o ctxOpts, d routing.Decision, write 
 			switch {
 			case out == broken && attempt == 0 && errors.Is(err, driver.ErrBadConn) && (!write || vc.c.safeBadConn):
 				continue
-			case write && out == finished && err != nil && driverinfo.ReadOnly(err) && n.isPrimary():
-				// Nothing was applied. If the endpoint moved, the write
-				// runs again on a connection through it (fence.go); with
-				// failover_wait, it waits for a writable primary first.
-				if moved, _ := n.fence(ctx, l.pc); moved || vc.c.cfg.FailoverWait > 0 && n.health.RoleMismatch() {
+			case write && out == finished && err != nil && driverinfo.ReadOnly(err):
+				// Nothing was applied: n, the primary when the write was
+				// sent, refused it (see rerunReadOnly).
+				rerun, ferr := vc.c.rerunReadOnly(ctx, n, l.pc)
+				if ferr == errAbandoned {
+					// The fence's query on the pin hung: the pin is its
+					// goroutine's now, which closes it when the driver
+					// lets go. The refusal stands.
+					l.abandon()
+					return err
+				}
+				if rerun {
 					l.drop()
 					continue
 				}
@@ -427,15 +435,26 @@ func (vc *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, 
 	fresh := !l.pinned()
 	if fresh {
 		l.unpark()
-		n, err := vc.c.routeTx(ctx, o, opts)
-		if err != nil {
-			return nil, err
+		var until time.Time // failover_wait's deadline, from the first wait
+		for attempt := 0; ; attempt++ {
+			n, err := vc.c.routeTx(ctx, o, opts, &until)
+			if err != nil {
+				return nil, err
+			}
+			pc, err := n.acquire(ctx)
+			if err != nil {
+				// Nothing was sent: with failover_wait, a read-write
+				// transaction waits for the primary's next change and
+				// tries again, as a write does (onPin).
+				if !opts.ReadOnly && vc.c.cfg.FailoverWait > 0 && attempt < maxWriteAttempts && replayable(ctx, err) &&
+					vc.c.awaitPrimary(ctx, &until, err, true) == nil {
+					continue
+				}
+				return nil, err
+			}
+			l.pin(pc, n, false)
+			break
 		}
-		pc, err := n.acquire(ctx)
-		if err != nil {
-			return nil, err
-		}
-		l.pin(pc, n, false)
 	}
 	var rtx driver.Tx
 	var err error

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/rwpool/rwpool/pool"
 )
 
 // This file decides whether a write may go to the primary now, and, with
@@ -74,6 +76,24 @@ func (c *Connector) writable(ctx context.Context, until *time.Time) error {
 	return c.awaitPrimary(ctx, until, err, false)
 }
 
+// rerunReadOnly reports whether a write that n, the primary when it was
+// sent, answered read-only on pc (so applied nothing) runs again: if n's
+// endpoint moved, on a connection through it (fence.go); with
+// failover_wait, once a writable primary is there, when n still is the
+// primary and reports itself read-only, or when a promotion was followed
+// while the write ran (by the health checker, or by the fence's fresh
+// probe of n) and another node is the primary now. It returns
+// errAbandoned when the fence gave pc up to a query stuck in the driver.
+func (c *Connector) rerunReadOnly(ctx context.Context, n *node, pc *pool.Conn) (bool, error) {
+	if n.isPrimary() {
+		moved, err := n.fence(ctx, pc)
+		if moved || err == errAbandoned {
+			return moved, err
+		}
+	}
+	return c.cfg.FailoverWait > 0 && (!n.isPrimary() || n.health.RoleMismatch()), nil
+}
+
 // awaitPrimary waits until the primary takes writes, or until *until (set
 // to failover_wait from now if zero), ctx or max_waiters says to stop, and
 // returns cause or ctx's error then. With change set it first waits for
@@ -98,16 +118,20 @@ func (c *Connector) awaitPrimary(ctx context.Context, until *time.Time, cause er
 	defer nudge.Stop()
 	for {
 		ch := c.primaryWatch.changed()
+		// Checked even when waiting for a change: Close's wake-up may
+		// have come before ch was made.
+		if c.closed.Load() {
+			return ErrClosed
+		}
 		if !change {
-			if c.closed.Load() {
-				return ErrClosed
-			}
 			if cause = c.refusal(); cause == nil {
 				return nil
 			}
 		}
 		change = false
 		select {
+		case <-c.stop:
+			return ErrClosed
 		case <-ch:
 		case <-nudge.C:
 			if p := c.primaryNode(); p.health.Tripped() || p.health.RoleMismatch() {

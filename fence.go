@@ -53,8 +53,12 @@ type fencer struct {
 // connection reaches (a read-only transaction, a session setting,
 // MySQL's secure_file_priv) moves nothing. Concurrent callers share one
 // check; each waits for it at most until its own ctx ends.
+//
+// It returns errAbandoned when the identity query on pc outlived its
+// bound in the driver: pc is then the query's goroutine's, which destroys
+// it when the driver lets go.
 func (n *node) fence(ctx context.Context, pc *pool.Conn) (bool, error) {
-	old, err := n.identity(ctx, pc.Raw())
+	old, err := n.pinnedIdentity(ctx, pc)
 	if err != nil || old == "" {
 		return false, err
 	}
@@ -104,10 +108,18 @@ func (n *node) checkFresh(old string) (bool, error) {
 	if conn == nil {
 		return false, errors.New("rwpool: the fresh connection's status could not be read")
 	}
-	defer conn.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), n.c.cfg.ProbeTimeout)
 	defer cancel()
-	now, err := n.identity(ctx, conn)
+	// Bounded even when the driver ignores ctx (lib/pq on a hung server):
+	// a call past probe_timeout is abandoned, and conn closed when the
+	// driver lets go.
+	now, err := await(&n.c.bg, ctx, func() (string, error) {
+		return n.identity(ctx, conn)
+	}, func(string, error) { conn.Close() })
+	if err == errAbandoned {
+		return false, fmt.Errorf("identity query: timed out after %s", n.c.cfg.ProbeTimeout)
+	}
+	conn.Close()
 	if err != nil || now == old {
 		return false, err
 	}
@@ -130,6 +142,19 @@ func (n *node) retire(cause error) {
 	n.c.notify(Event{Kind: health.EndpointMoved, Node: n.cfg.Name, Role: n.role().String(),
 		From: n.health.State(), To: n.health.State(),
 		Cause: fmt.Errorf("rwpool: node %s: endpoint moved: %w", n.cfg.Name, cause), At: time.Now()})
+}
+
+// pinnedIdentity is identity on pc, one of n's pool connections, bounded
+// by probe_timeout (or ctx's deadline) like a statement, even when the
+// driver ignores contexts (watched): a call past it is abandoned with
+// errAbandoned, and pc destroyed when the driver lets go.
+func (n *node) pinnedIdentity(ctx context.Context, pc *pool.Conn) (string, error) {
+	ctx, cancel := boundCtx(ctx, n.c.cfg.ProbeTimeout)
+	defer cancel()
+	if !n.c.watches(ctx) {
+		return n.identity(ctx, pc.Raw())
+	}
+	return watched(n.c, ctx, pc, func() (string, error) { return n.identity(ctx, pc.Raw()) }, nil)
 }
 
 // identity returns what tells the server behind conn from others (see

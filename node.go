@@ -31,6 +31,7 @@ type node struct {
 	nudged       atomic.Int64            // monoNow of the last probe statements asked of this unavailable node
 	refreshProbe atomic.Bool             // the health checker's next probe dials anew (retire)
 	probes       atomic.Int64            // probes of a replica, for endpointCheckEvery
+	stuckProbes  atomic.Int64            // probes abandoned on a hung server still in the driver (probe)
 	endpoint     endpointSeen            // the servers a replica's endpoint led to (endpoint.go)
 	fencer       fencer                  // fresh checks after read-only answers (fence.go)
 
@@ -99,7 +100,9 @@ func (n *node) failed(err error) {
 	if !health.IsConnError(err) && !errors.Is(err, context.DeadlineExceeded) {
 		return
 	}
-	n.confirm(func(perr error) error { return fmt.Errorf("%w (confirmed by probe: %v)", err, perr) })
+	// Both wrapped: a probe that timed out (health.ErrProbeTimeout) marks
+	// a hung node, which nudge leaves to the health checker.
+	n.confirm(func(perr error) error { return fmt.Errorf("%w (confirmed by probe: %w)", err, perr) })
 }
 
 // confirm probes n on a fresh connection in the background, unless a
@@ -231,9 +234,12 @@ const nudgeEvery = 200 * time.Millisecond
 // (or is found behind a moved endpoint: a read-only primary is probed on
 // a fresh connection) within a fraction of check_interval instead of
 // waiting for the next health check. Probing a dead node costs a refused dial; a
-// node that hung (its probe timed out) is left to the health checker.
+// node that hung (its probe timed out) is left to the health checker, and
+// no nudge probes a node while an earlier probe of it is still stuck in
+// the driver: each would stay stuck too (lib/pq ignores contexts), one more
+// goroutine and connection per nudge.
 func (n *node) nudge() {
-	if !n.c.cfg.Breaker || errors.Is(n.health.LastError(), health.ErrProbeTimeout) {
+	if !n.c.cfg.Breaker || errors.Is(n.health.LastError(), health.ErrProbeTimeout) || n.stuckProbes.Load() > 0 {
 		return // a hung node is the health checker's: its probes would pile up
 	}
 	now := monoNow()

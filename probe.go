@@ -46,11 +46,15 @@ func (n *node) probe(conn *driver.Conn, fresh bool) (time.Duration, error) {
 		}
 		return c, runProbe(ctx, c, n.c.cfg.ProbeQuery)
 	}, func(c driver.Conn, _ error) {
+		n.stuckProbes.Add(-1) // the driver let go (see nudge)
 		if c != nil {
 			c.Close()
 		}
 	})
 	if err == errAbandoned {
+		// Counted until the driver lets go; the cleanup may have run
+		// already, which leaves the count at zero.
+		n.stuckProbes.Add(1)
 		return 0, fmt.Errorf("probe: %w after %s", health.ErrProbeTimeout, n.c.cfg.ProbeTimeout)
 	}
 	if err != nil {

@@ -26,8 +26,8 @@ import (
 //     one other available node reports itself writable, that node becomes
 //     the primary: writes go to it (those waiting, with failover_wait, go
 //     at once), RoleChanged events say so, and the old primary becomes a
-//     replica that serves no read until its replication position shows it
-//     follows the new primary.
+//     replica that serves no read, and is not made the primary again,
+//     until it is seen following the new primary (checkFollowing).
 //   - when two or more do, no node gets writes: they fail with an error
 //     wrapping ErrUnavailable and ErrSplitBrain, and RoleChanged events
 //     name the nodes that claim to be primary, until only one does.
@@ -76,7 +76,13 @@ func (c *Connector) followRoles() {
 	}
 	var claim []*node
 	for _, n := range c.nodes {
-		if n != cur && !n.health.Tripped() && n.reportsWritable() {
+		// A primary demoted by a followed promotion claims nothing until
+		// it has been seen following (checkFollowing): one that comes
+		// back writable without having followed (MariaDB does not
+		// persist read_only) holds writes the others do not have, or
+		// lacks theirs, and must not take the writes back when the
+		// current primary misses a probe.
+		if n != cur && !n.health.Tripped() && n.reportsWritable() && !n.unfollowed.Load() {
 			claim = append(claim, n)
 		}
 	}
@@ -91,11 +97,16 @@ func (c *Connector) followRoles() {
 	}
 }
 
-// promote makes n the primary instead of old.
+// promote makes n the primary instead of old. old, and any node demoted
+// earlier that has not followed yet, must now be seen following n.
 func (c *Connector) promote(old, n *node) {
 	at := n.repl.position()
-	old.followFrom.Store(&at)
-	old.unfollowed.Store(true)
+	for _, x := range c.nodes {
+		if x == old || x != n && x.unfollowed.Load() {
+			x.followFrom.Store(&at)
+			x.unfollowed.Store(true)
+		}
+	}
 	c.prim.Store(n)
 	c.follow.epoch.Add(1)
 	now := time.Now()
@@ -121,11 +132,15 @@ func primaryTrouble(p *node) string {
 }
 
 // setSplit records the nodes that claim to be primary together (none:
-// no split brain), and reports the start of a split brain once.
+// no split brain), and reports the start of a split brain once. Its end
+// wakes the writes waiting for the primary (failover_wait): the primary
+// may take them now.
 func (c *Connector) setSplit(claim []*node) {
 	f := &c.follow
 	if len(claim) == 0 {
-		f.split.Store(nil)
+		if f.split.Swap(nil) != nil {
+			c.primaryWatch.signal()
+		}
 		return
 	}
 	names := make([]string, len(claim))
@@ -152,8 +167,17 @@ func (c *Connector) splitRefusal() error {
 	return nil
 }
 
-// checkFollowing lets a demoted primary serve reads again once its
-// applied position covers the new primary's at the promotion.
+// checkFollowing lets a demoted primary serve reads again, and claim to
+// be primary again (followRoles), once it is seen following the current
+// primary. The health checker's status query reads only the role and the
+// position, not which server a node replicates from, so "seen following"
+// is: it reports itself read-only (in recovery, read_only) and its applied
+// position covers the current primary's at the promotion. Read-only, it
+// takes no write; the position keeps one that stopped short of the
+// promotion out. A position alone cannot prove the node's history is the
+// new primary's (a diverged old primary's may be as far); what it must
+// not do, come back writable and be handed the writes, needs it to have
+// reported read-only first.
 func (n *node) checkFollowing(st replication.Status) {
 	if !n.unfollowed.Load() || !st.ReadOnly {
 		return

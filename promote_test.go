@@ -24,13 +24,21 @@ type followCluster struct {
 
 func openFollow(t *testing.T) *followCluster {
 	t.Helper()
+	return openSimCluster(t, sim, "rwpool-test-postgres-sim", "follow_promotion=on;check_interval=20ms;probe_timeout=1s")
+}
+
+// openSimCluster opens a primary and two replicas on drv, registered as
+// driverName, with the options opts; their nodes are named after the test
+// (t.Name()+"/p", "/r1", "/r2").
+func openSimCluster(t *testing.T, drv *fakedriver.Driver, driverName, opts string) *followCluster {
+	t.Helper()
 	name := t.Name()
-	fc := &followCluster{p: sim.Fresh(name + "/p"), r1: sim.Fresh(name + "/r1"), r2: sim.Fresh(name + "/r2")}
+	fc := &followCluster{p: drv.Fresh(name + "/p"), r1: drv.Fresh(name + "/r1"), r2: drv.Fresh(name + "/r2")}
 	fc.p.SetStatus(fakedriver.Status{LSN: "0/1000", ReplayAge: -1})
 	fc.r1.SetStatus(fakedriver.Status{ReadOnly: true, LSN: "0/1000"})
 	fc.r2.SetStatus(fakedriver.Status{ReadOnly: true, LSN: "0/1000"})
-	db, err := sql.Open("rwpool", fmt.Sprintf("driver=rwpool-test-postgres-sim;primary=%[1]s/p;replica=%[1]s/r1;replica=%[1]s/r2;"+
-		"follow_promotion=on;check_interval=20ms;probe_timeout=1s", name))
+	db, err := sql.Open("rwpool", fmt.Sprintf("driver=%[2]s;primary=%[1]s/p;replica=%[1]s/r1;replica=%[1]s/r2;%[3]s",
+		name, driverName, opts))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -113,15 +113,16 @@ func (c *Connector) pickRead(primary bool, tried []*node, behind bool) (*node, s
 // read-only transaction with readonly_tx=replica a replica by weight (the
 // primary with none configured; with none available, fallback decides). A
 // session that has written runs its transactions on the primary: a replica
-// would have to prove it has the writes first.
-func (c *Connector) routeTx(ctx context.Context, o ctxOpts, opts driver.TxOptions) (*node, error) {
+// would have to prove it has the writes first. A read-write transaction
+// waits for a writable primary with failover_wait, until *until (see
+// awaitPrimary).
+func (c *Connector) routeTx(ctx context.Context, o ctxOpts, opts driver.TxOptions, until *time.Time) (*node, error) {
 	if opts.ReadOnly && c.cfg.ReadOnlyTx == dsn.ReadOnlyTxReplica && !o.primary && !o.session.hasWritten() {
 		n, _, err := c.routeRead(false, nil, false)
 		return n, err
 	}
 	if !opts.ReadOnly {
-		var until time.Time
-		if err := c.writable(ctx, &until); err != nil {
+		if err := c.writable(ctx, until); err != nil {
 			return nil, err
 		}
 	}

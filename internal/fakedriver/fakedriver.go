@@ -259,10 +259,11 @@ type Node struct {
 	gen atomic.Int64 // restarts (Restart); a connection of an older one is broken
 
 	mu       sync.Mutex
-	ident    *Identity     // SetIdentity
-	hang     chan struct{} // when non-nil, statements block until it is closed
-	hangPos  chan struct{} // when non-nil, position queries block until it is closed
-	commits  bool          // SetCommitRecords
+	ident    *Identity      // SetIdentity
+	hang     chan struct{}  // when non-nil, statements block until it is closed
+	hung     map[string]int // statements blocked by hang now, by query
+	hangPos  chan struct{}  // when non-nil, position queries block until it is closed
+	commits  bool           // SetCommitRecords
 	ran      []string
 	args     []driver.Value
 	status   *Status
@@ -464,10 +465,37 @@ func (n *Node) Count(sub string) int {
 	return c
 }
 
-func (n *Node) hangCh() chan struct{} {
+// Hung returns how many statements containing sub are blocked by SetHang
+// right now (a probe stuck on a hung server, say).
+func (n *Node) Hung(sub string) int {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.hang
+	c := 0
+	for q, k := range n.hung {
+		if strings.Contains(q, sub) {
+			c += k
+		}
+	}
+	return c
+}
+
+// await blocks statement q while the node hangs, counted by Hung.
+func (n *Node) await(q string) {
+	n.mu.Lock()
+	h := n.hang
+	if h == nil {
+		n.mu.Unlock()
+		return
+	}
+	if n.hung == nil {
+		n.hung = map[string]int{}
+	}
+	n.hung[q]++
+	n.mu.Unlock()
+	<-h
+	n.mu.Lock()
+	n.hung[q]--
+	n.mu.Unlock()
 }
 
 func (n *Node) record(q string, args []driver.Value) {
@@ -673,9 +701,7 @@ func (c *conn) record(q string, args []driver.Value) {
 // run admits a statement: it blocks while the node hangs and fails while
 // it is down or Options.Fail says so.
 func (c *conn) run(q string, args []driver.Value) error {
-	if h := c.n.hangCh(); h != nil {
-		<-h
-	}
+	c.n.await(q)
 	if c.n.down.Load() || c.gen != c.n.gen.Load() {
 		c.bad = true
 		return c.d.opts.DownError
