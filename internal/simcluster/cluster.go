@@ -399,9 +399,7 @@ func (c *Cluster) Promote(name string) {
 	defer c.mu.Unlock()
 	s := c.serverLocked(name)
 	s.catchUp(time.Now())
-	s.upstream, s.readOnly = nil, false
-	c.nextSID++
-	s.sid = c.nextSID // MariaDB: the new primary's GTIDs name it
+	s.upstream, s.readOnly = nil, false // its GTIDs name its own server_id from now on
 	old := c.primary
 	if old == nil {
 		old = c.last
