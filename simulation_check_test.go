@@ -1,0 +1,182 @@
+package rwpool_test
+
+// The simulation's invariants, checked on every run's history against the
+// simulated cluster's ground truth. The cluster checks the ones only a
+// server sees (internal/simcluster: no write applied by a server that was
+// not the primary when it arrived, no connection used by two callers at
+// once or sent a statement while its rows are open, a bounded number of
+// rwpool's probes stuck on a hung server); these are the others. Each has
+// a name a failure reports and shrinking keeps.
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/rwpool/rwpool"
+)
+
+// simWriteKinds are the operations whose failure with failover_wait is
+// judged: a single write, whatever way it is sent, or a transaction.
+var simWriteKinds = map[string]bool{
+	"write": true, "session-write": true, "write-returning": true, "session-returning": true,
+	"prepared": true, "tx": true, "session-tx": true,
+}
+
+// checkRotation: once the faults stop, every node is back in rotation
+// (Available) within simRotation of the heal, and a write succeeds.
+func (r *simRun) checkRotation(healed time.Duration) {
+	end := r.start.Add(healed + simRotation)
+	var last rwpool.Snapshot
+	for {
+		snap, err := rwpool.Stats(r.db)
+		if err != nil {
+			r.violate("rotation", "Stats: %v", err)
+			return
+		}
+		last = snap
+		all := true
+		for _, n := range snap.Nodes {
+			all = all && n.State == rwpool.Available
+		}
+		if all {
+			break
+		}
+		if time.Now().After(end) {
+			r.violate("rotation", "%s after the heal a node is still out of rotation:\n%s", simRotation, last)
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for {
+		ids := r.newIDs(1)
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		_, err := r.db.ExecContext(ctx, "INSERT INTO t VALUES ("+(&simWorker{r: r}).placeholder()+")", ids[0])
+		cancel()
+		if err == nil {
+			r.record(&simOp{Kind: "write-after-heal", Write: true, IDs: ids, Start: r.since(), End: r.since()})
+			r.logf("a write after the heal succeeded")
+			return
+		}
+		if time.Now().After(end) {
+			r.violate("rotation", "no write succeeded within %s of the heal: %v", simRotation, err)
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// checkClose: after Close, no connection, driver rows or goroutine of the
+// run is left.
+func (r *simRun) checkClose(leaks goleak.Option) {
+	end := time.Now().Add(3 * time.Second)
+	for {
+		conns, rows := r.cl.OpenConns()
+		if conns == 0 && rows == 0 {
+			break
+		}
+		if time.Now().After(end) {
+			r.violate("close-leak", "3s after Close %d connections and %d driver rows are still open", conns, rows)
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := goleak.Find(leaks); err != nil {
+		msg := err.Error()
+		if len(msg) > 3000 {
+			msg = msg[:3000] + "…"
+		}
+		r.violate("goroutine-leak", "after Close: %s", msg)
+	}
+}
+
+// checkHistory checks every operation against the ground truth.
+func (r *simRun) checkHistory() {
+	cl := r.cl
+	final := cl.Primary()
+	rows := cl.Rows(final)
+	lostBy := func(id int64, t time.Duration) bool {
+		at, ok := cl.Lost(id)
+		return ok && at <= t
+	}
+	for _, op := range r.ops {
+		took := op.End - op.Start
+		if op.Deadline > 0 && took > op.Deadline+simDeadlineSlack {
+			r.violate("deadline", "took %s, deadline %s + %s: %s", took, op.Deadline, simDeadlineSlack, op)
+		}
+		if op.Write {
+			r.checkWrite(op, rows, lostBy)
+		}
+		if !op.Read || op.Err != nil {
+			continue
+		}
+		if op.Found {
+			if cl.Truth(op.ReadID) == nil {
+				r.violate("phantom-read", "found a row no server applied: %s", op)
+			} else if at, ok := cl.Lost(op.ReadID); ok && at < op.Start {
+				r.violate("abandoned-read", "found a row a failover at %.3fs had abandoned: %s", at.Seconds(), op)
+			}
+		} else if op.Session && !lostBy(op.ReadID, op.End) {
+			r.violate("session-read", "a session read missed the session's own write (on the primary: %v): %s", rows[op.ReadID] != 0, op)
+		}
+	}
+}
+
+func (r *simRun) checkWrite(op *simOp, rows map[int64]int, lostBy func(int64, time.Duration) bool) {
+	cl := r.cl
+	applied := 0
+	for _, id := range op.IDs {
+		w := cl.Truth(id)
+		if w == nil {
+			continue
+		}
+		applied++
+		if w.Applied > 1 && (op.Err == nil || !mayHaveApplied(op.Err)) {
+			r.violate("applied-twice", "row %d applied %d times (on %v) but the caller was not told it may have been applied: %s", id, w.Applied, w.On, op)
+		}
+	}
+	if op.Err == nil {
+		tx := -2
+		for _, id := range op.IDs {
+			if lostBy(id, time.Duration(1<<62)) {
+				continue
+			}
+			switch got := rows[id]; {
+			case got == 0:
+				r.violate("acked-lost", "row %d acknowledged but not on the primary's history: %s", id, op)
+			case tx != -2 && got != tx:
+				r.violate("partial-tx", "row %d committed apart from the rest of its transaction: %s", id, op)
+			default:
+				tx = got
+			}
+		}
+		return
+	}
+	if r.p.Wait == 0 || !simWriteKinds[op.Kind] || applied > 0 || mayHaveApplied(op.Err) || benignEnd(op) {
+		return
+	}
+	took := op.End - op.Start
+	if took < r.p.Wait-50*time.Millisecond && op.Primary {
+		r.violate("gave-up-early", "a write nothing applied failed after %s of failover_wait=%s while a writable primary existed: %s", took, r.p.Wait, op)
+	}
+	if op.Deadline == 0 && took > r.p.Wait+simProbeTimeout+simDeadlineSlack {
+		r.violate("wait-too-long", "a write waited %s, failover_wait=%s: %s", took, r.p.Wait, op)
+	}
+}
+
+// mayHaveApplied: the caller was told its write may have been applied.
+func mayHaveApplied(err error) bool { return strings.Contains(err.Error(), "may have been applied") }
+
+// benignEnd: the operation ended for a reason of the caller's: its
+// deadline, or the database's Close.
+func benignEnd(op *simOp) bool {
+	err := op.Err
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || errors.Is(err, rwpool.ErrClosed) ||
+		strings.Contains(err.Error(), "database is closed") {
+		return true
+	}
+	return op.Deadline > 0 && op.End-op.Start >= op.Deadline-50*time.Millisecond
+}

@@ -1,0 +1,204 @@
+package rwpool_test
+
+// The simulation's faults: the schedule of a plan played against the
+// simulated cluster.
+
+import (
+	"slices"
+	"time"
+)
+
+// simAction is a fault starting, or ending (undo).
+type simAction struct {
+	at   time.Duration
+	i    int // the fault's index in the plan
+	undo bool
+}
+
+// Faults that end by themselves (the others change the topology for
+// good, until the heal).
+var simUndone = map[string]bool{
+	"kill": true, "hang": true, "slow": true, "slow-positions": true, "lossy": true,
+	"delay": true, "readonly-toggle": true, "writable-replica": true,
+	"crash-failover": true, "move-replica": true,
+}
+
+// runFaults plays the plan's schedule until it ends or stop closes.
+func (r *simRun) runFaults(stop <-chan struct{}) {
+	var acts []simAction
+	for i, f := range r.p.Faults {
+		acts = append(acts, simAction{at: f.At, i: i})
+		if simUndone[f.Kind] {
+			acts = append(acts, simAction{at: f.At + f.For, i: i, undo: true})
+		}
+	}
+	slices.SortStableFunc(acts, func(a, b simAction) int { return int(a.at - b.at) })
+	targets := map[int]simTarget{}
+	for _, a := range acts {
+		t := time.NewTimer(time.Until(r.start.Add(a.at)))
+		select {
+		case <-stop:
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		f := r.p.Faults[a.i]
+		if a.undo {
+			if tg, ok := targets[a.i]; ok {
+				r.undo(f, tg)
+			}
+			continue
+		}
+		if tg, ok := r.apply(f); ok {
+			targets[a.i] = tg
+		}
+	}
+}
+
+// simTarget is what a fault acted on, for its undo.
+type simTarget struct {
+	server     string
+	other      string // the promoted server, the endpoint's new server
+	wasPrimary bool
+}
+
+// resolve finds the server a fault targets now: the designated primary,
+// or the Pick-th live replica.
+func (r *simRun) resolve(f simFault, role string) (string, bool) {
+	cl := r.cl
+	p := cl.Primary()
+	if role == "primary" {
+		return p, p != ""
+	}
+	var rs []string
+	for _, s := range cl.Servers() {
+		if s != p && cl.Live(s) {
+			rs = append(rs, s)
+		}
+	}
+	if len(rs) == 0 {
+		return "", false
+	}
+	return rs[f.Pick%len(rs)], true
+}
+
+func (r *simRun) apply(f simFault) (simTarget, bool) {
+	cl := r.cl
+	role := f.Target
+	switch f.Kind {
+	case "delay", "writable-replica", "move-replica":
+		role = "replica"
+	case "switchover", "crash-failover", "readonly-toggle":
+		role = "primary"
+	}
+	s, ok := r.resolve(f, role)
+	if !ok {
+		r.logf("fault %s: no %s to act on", f.Kind, role)
+		return simTarget{}, false
+	}
+	tg := simTarget{server: s, wasPrimary: s == cl.Primary()}
+	switch f.Kind {
+	case "kill":
+		cl.Kill(s)
+	case "hang":
+		cl.Hang(s)
+	case "slow":
+		cl.Slow(s, f.Amount)
+	case "restart":
+		cl.Restart(s)
+	case "slow-positions":
+		cl.SlowPositions(s, simProbeTimeout+f.Amount)
+	case "lossy":
+		cl.Lossy(s, 0.2)
+	case "delay":
+		cl.Delay(s, f.Amount)
+	case "readonly-toggle":
+		cl.SetReadOnly(s, true)
+	case "writable-replica":
+		cl.SetReadOnly(s, false)
+	case "switchover", "crash-failover":
+		if f.Kind == "switchover" {
+			cl.Demote()
+		} else {
+			cl.Kill(s)
+		}
+		to, ok := r.resolve(f, "replica")
+		if !ok {
+			// Nothing to promote: the old primary stays (or comes back).
+			if f.Kind == "crash-failover" {
+				r.logf("fault %s: killed %s, no replica to promote", f.Kind, s)
+				return tg, true
+			}
+			cl.Promote(s)
+			r.logf("fault %s: no replica to promote, %s promoted again", f.Kind, s)
+			return simTarget{}, false
+		}
+		cl.Promote(to)
+		tg.other = to
+		if !r.p.Follow {
+			cl.Move("p", to)
+		}
+		for _, o := range cl.Servers() {
+			if o != to && (o != s || f.Kind == "switchover") && cl.Live(o) {
+				cl.Repoint(o)
+			}
+		}
+	case "move-replica":
+		to, ok := r.resolve(simFault{Pick: f.Pick + 1}, "replica")
+		if !ok || to == s {
+			r.logf("fault %s: no other replica for %s's endpoint", f.Kind, s)
+			return simTarget{}, false
+		}
+		cl.Move(s, to)
+		tg.other = to
+	}
+	r.logf("fault %s on %s%s", f, s, ifNot(tg.other, " -> "+tg.other))
+	return tg, true
+}
+
+func ifNot(s, then string) string {
+	if s == "" {
+		return ""
+	}
+	return then
+}
+
+func (r *simRun) undo(f simFault, tg simTarget) {
+	cl := r.cl
+	s := tg.server
+	switch f.Kind {
+	case "kill", "crash-failover":
+		// It comes back with the log it had. A server that was the primary
+		// when it died comes back writable, on its old history (MariaDB
+		// does not persist read_only; PostgreSQL starts as a primary
+		// again): a second writable server the routing must keep writes
+		// off.
+		cl.Start(s, !tg.wasPrimary)
+		if !tg.wasPrimary && cl.Primary() != "" {
+			// A replica that was down through a failover is re-pointed
+			// when it starts, as Patroni does.
+			cl.Repoint(s)
+		}
+	case "hang":
+		cl.Resume(s)
+	case "slow":
+		cl.Slow(s, 0)
+	case "slow-positions":
+		cl.SlowPositions(s, 0)
+	case "lossy":
+		cl.Lossy(s, 0)
+	case "delay":
+		cl.Delay(s, 0)
+	case "readonly-toggle":
+		if cl.Primary() == s {
+			cl.SetReadOnly(s, false)
+		}
+	case "writable-replica":
+		if cl.Primary() != s {
+			cl.SetReadOnly(s, true)
+		}
+	case "move-replica":
+		cl.Move(s, s)
+	}
+	r.logf("end of %s on %s", f.Kind, s)
+}
