@@ -1,0 +1,454 @@
+package rwpool_test
+
+// TestSimulation: rwpool's randomized fault simulation. Each run draws a
+// plan from a seed (simulation_plan_test.go): a simulated PostgreSQL or
+// MariaDB cluster (internal/simcluster), rwpool's settings, a workload of
+// reads, writes, transactions, leases, sessions, hedged reads, prepared
+// statements and COPY through Raw (simulation_workload_test.go), and a
+// schedule of faults. It runs them at once in real time, heals the
+// cluster, closes the database and checks the history against the
+// cluster's ground truth (simulation_check_test.go). A failing run is
+// shrunk to the smallest plan that still fails and printed with its seed.
+//
+//	go test -run TestSimulation .                         a short exploration (see simDefaultTime)
+//	go test -run TestSimulation -sim.time=10m .           a long one
+//	go test -run TestSimulation -sim.seed=N -v .          replay seed N
+//
+// A seed fixes the plan (cluster, settings, workload, fault schedule) and
+// every decision the cluster draws; the goroutines' interleaving is the
+// machine's, so a replay fails the same way most of the time, not always:
+// -sim.repeat replays it several times.
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/binary"
+	"encoding/json"
+	"flag"
+	"fmt"
+	mrand "math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/rwpool/rwpool"
+	"github.com/rwpool/rwpool/dsn"
+	"github.com/rwpool/rwpool/internal/simcluster"
+)
+
+var (
+	simSeed      = flag.Uint64("sim.seed", 0, "TestSimulation: replay this seed only (0: explore fresh seeds)")
+	simTime      = flag.Duration("sim.time", 0, "TestSimulation: how long to explore fresh seeds (0: simDefaultTime)")
+	simPlanFlag  = flag.String("sim.plan", "", "TestSimulation: replay this plan (JSON, as a failure prints it) instead of the seed's")
+	simRepeat    = flag.Int("sim.repeat", 1, "TestSimulation: with -sim.seed or -sim.plan, how many times to replay it")
+	simShrink    = flag.Duration("sim.shrink", 2*time.Minute, "TestSimulation: the longest time spent shrinking a failing plan")
+	simKeepGoing = flag.Bool("sim.keepgoing", false, "TestSimulation: go on exploring after a failing seed; at the end shrink one seed of each invariant broken and report them all")
+)
+
+// simDefaultTime is the exploration of a plain go test run; CI runs the
+// suite with CI=true and gets a longer one, with fresh seeds each time.
+func simDefaultTime() time.Duration {
+	if testing.Short() {
+		return 5 * time.Second
+	}
+	if os.Getenv("CI") == "true" {
+		return 90 * time.Second
+	}
+	return 20 * time.Second
+}
+
+func TestSimulation(t *testing.T) {
+	if *simSeed != 0 || *simPlanFlag != "" {
+		p := newSimPlan(*simSeed)
+		if *simPlanFlag != "" {
+			if err := json.Unmarshal([]byte(*simPlanFlag), &p); err != nil {
+				t.Fatalf("-sim.plan: %v", err)
+			}
+		}
+		for i := range *simRepeat {
+			res := runSim(p)
+			t.Logf("replay %d of %s: %d ops, %d violations", i+1, p, len(res.ops), len(res.violations))
+			if len(res.violations) > 0 {
+				t.Fatalf("seed %d broke %s\n%s", p.Seed, res.violations[0].Kind, res.report())
+			}
+		}
+		return
+	}
+	budget := *simTime
+	if budget == 0 {
+		budget = simDefaultTime()
+	}
+	end := time.Now().Add(budget)
+	var seeds []uint64
+	ops := 0
+	found := map[string][]simPlan{} // -sim.keepgoing: failing plans by invariant
+	defer func() {
+		if len(found) == 0 {
+			return
+		}
+		var b strings.Builder
+		for _, k := range simKinds {
+			ps := found[k]
+			if len(ps) == 0 {
+				continue
+			}
+			small, sres := shrinkSim(ps[0], k, *simShrink)
+			fmt.Fprintf(&b, "\n=== %s: %d of %d runs; first seed %d, shrunk: -sim.plan='%s'\n%s", k, len(ps), len(seeds), ps[0].Seed, small.JSON(), sres.report())
+		}
+		t.Errorf("invariants broken:%s", b.String())
+	}()
+	for time.Now().Before(end) {
+		p := newSimPlan(freshSeed())
+		seeds = append(seeds, p.Seed)
+		res := runSim(p)
+		ops += len(res.ops)
+		if len(res.violations) == 0 {
+			continue
+		}
+		kind := res.firstKind()
+		if *simKeepGoing {
+			t.Logf("%6.1fs seed %d broke %s (%d violations)", time.Since(end.Add(-budget)).Seconds(), p.Seed, kind, len(res.violations))
+			found[kind] = append(found[kind], p)
+			continue
+		}
+		t.Logf("seed %d broke %s after %d clean runs; shrinking (at most %s)", p.Seed, kind, len(seeds)-1, *simShrink)
+		small, sres := shrinkSim(p, kind, *simShrink)
+		t.Fatalf("seed %d broke invariant %q.\nOriginal plan (replay: go test -run TestSimulation -sim.seed=%d -v .):\n%s\n"+
+			"Shrunk plan (replay: go test -run TestSimulation -sim.plan='%s' -v .):\n%s",
+			p.Seed, kind, p.Seed, p, small.JSON(), sres.report())
+	}
+	t.Logf("%d runs, %d operations, no invariant broken in %s; seeds %v", len(seeds), ops, budget, seeds)
+}
+
+func freshSeed() uint64 {
+	var b [8]byte
+	rand.Read(b[:])
+	return binary.LittleEndian.Uint64(b[:])>>1 | 1
+}
+
+// shrinkSim looks for a smaller plan that still breaks kind: fewer faults,
+// workers and kinds of operation, a shorter run. Runs are real-time, so
+// each candidate gets three tries.
+func shrinkSim(p simPlan, kind string, budget time.Duration) (simPlan, *simResult) {
+	end := time.Now().Add(budget)
+	best := p
+	var bestRes *simResult
+	fails := func(c simPlan) bool {
+		for range 3 {
+			if time.Now().After(end) {
+				return false
+			}
+			res := runSim(c)
+			for _, v := range res.violations {
+				if v.Kind == kind {
+					bestRes = res
+					return true
+				}
+			}
+		}
+		return false
+	}
+	try := func(c simPlan) bool {
+		if fails(c) {
+			best = c
+			return true
+		}
+		return false
+	}
+	for changed := true; changed && time.Now().Before(end); {
+		changed = false
+		if best.CloseMid {
+			c := best
+			c.CloseMid = false
+			changed = try(c) || changed
+		}
+		for i := len(best.Faults) - 1; i >= 0; i-- {
+			c := best
+			c.Faults = slices.Delete(slices.Clone(best.Faults), i, i+1)
+			changed = try(c) || changed
+		}
+		if best.Workers > 1 {
+			c := best
+			c.Workers = best.Workers / 2
+			changed = try(c) || changed
+		}
+		for i := len(best.Ops) - 1; i >= 0 && len(best.Ops) > 1; i-- {
+			c := best
+			c.Ops = slices.Delete(slices.Clone(best.Ops), i, i+1)
+			changed = try(c) || changed
+		}
+		if d := best.faultsEnd() + 300*time.Millisecond; d < best.Dur-100*time.Millisecond {
+			c := best
+			c.Dur = d
+			changed = try(c) || changed
+		}
+	}
+	if bestRes == nil {
+		bestRes = runSim(best)
+	}
+	return best, bestRes
+}
+
+func (p simPlan) faultsEnd() time.Duration {
+	var e time.Duration
+	for _, f := range p.Faults {
+		e = max(e, f.At+f.For)
+	}
+	return e
+}
+
+// simRun is one run in progress.
+type simRun struct {
+	p      simPlan
+	cl     *simcluster.Cluster
+	db     *sql.DB
+	start  time.Time
+	nodeEP map[string]string // rwpool node name -> endpoint
+
+	nextID atomic.Int64
+
+	mu         sync.Mutex
+	ops        []*simOp
+	ackedIDs   []int64
+	trace      []string
+	moved      map[string]int // EndpointMoved events per node
+	violations []simViolation
+}
+
+// simViolation is a broken invariant.
+type simViolation struct {
+	Kind string
+	What string
+}
+
+// simResult is what a run leaves.
+type simResult struct {
+	plan       simPlan
+	ops        []*simOp
+	trace      []string
+	violations []simViolation
+	cluster    string
+}
+
+// simKinds orders the invariants: the first one a run broke, in this
+// order, is the one it is reported and shrunk for (the later ones are
+// often consequences of the earlier).
+var simKinds = []string{
+	"write-off-primary", "applied-twice", "acked-lost", "partial-tx", "session-read",
+	"abandoned-read", "phantom-read", "false-move", "conn-shared", "rows-open",
+	"gave-up-early", "wait-too-long", "deadline", "call-hangs", "stuck-probes",
+	"rotation", "close-leak", "goroutine-leak",
+}
+
+// firstKind is the invariant a run is reported for.
+func (res *simResult) firstKind() string {
+	for _, k := range simKinds {
+		for _, v := range res.violations {
+			if v.Kind == k {
+				return k
+			}
+		}
+	}
+	return res.violations[0].Kind
+}
+
+func (res *simResult) report() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Plan: %s\n", res.plan)
+	fmt.Fprintf(&b, "Broken (%d):\n", len(res.violations))
+	for _, k := range simKinds {
+		n := 0
+		for _, v := range res.violations {
+			if v.Kind != k {
+				continue
+			}
+			if n < 3 {
+				fmt.Fprintf(&b, "  [%s] %s\n", v.Kind, v.What)
+			}
+			n++
+		}
+		if n > 3 {
+			fmt.Fprintf(&b, "  [%s] … %d more\n", k, n-3)
+		}
+	}
+	fmt.Fprintf(&b, "History of faults and events:\n")
+	for _, s := range res.trace {
+		fmt.Fprintf(&b, "  %s\n", s)
+	}
+	fmt.Fprintf(&b, "Cluster at the end: %s\n", res.cluster)
+	fmt.Fprintf(&b, "%d operations\n", len(res.ops))
+	return b.String()
+}
+
+var simRuns atomic.Int64
+
+func (r *simRun) since() time.Duration { return time.Since(r.start) }
+
+func (r *simRun) logf(format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.trace = append(r.trace, fmt.Sprintf("%7.3fs ", r.since().Seconds())+fmt.Sprintf(format, args...))
+}
+
+func (r *simRun) violate(kind, format string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, v := range r.violations {
+		if v.Kind == kind {
+			n++
+		}
+	}
+	if n >= 20 {
+		return // enough to show
+	}
+	r.violations = append(r.violations, simViolation{kind, fmt.Sprintf(format, args...)})
+}
+
+func (r *simRun) record(op *simOp) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ops = append(r.ops, op)
+}
+
+func (r *simRun) newIDs(n int) []int64 {
+	ids := make([]int64, n)
+	for i := range ids {
+		ids[i] = r.nextID.Add(1)
+	}
+	return ids
+}
+
+func (r *simRun) acked(ids []int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ackedIDs = append(r.ackedIDs, ids...)
+}
+
+// someID returns a row id to read: mostly an acknowledged one, sometimes
+// one never written.
+func (r *simRun) someID(rng interface{ IntN(int) int }) int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.ackedIDs) == 0 || rng.IntN(10) == 0 {
+		return 1 << 40
+	}
+	return r.ackedIDs[rng.IntN(len(r.ackedIDs))]
+}
+
+// runSim runs plan p once.
+func runSim(p simPlan) *simResult {
+	name := fmt.Sprintf("sim%d", simRuns.Add(1))
+	cl := simcluster.New(name, p.Flavor, 1+p.Replicas, p.Seed)
+	defer cl.Close()
+	cl.SetStuckProbeBound(3)
+	cl.AddEndpoint("p", "s0")
+	r := &simRun{p: p, cl: cl, start: time.Now(), nodeEP: map[string]string{"primary": "p"}, moved: map[string]int{}}
+	d := fmt.Sprintf("driver=%s;primary=%s", simcluster.DriverName(p.Flavor), cl.DSN("p"))
+	for i := 1; i <= p.Replicas; i++ {
+		ep := fmt.Sprintf("s%d", i)
+		d += fmt.Sprintf(";replica=%s weight=%d", cl.DSN(ep), 1+i%2)
+		r.nodeEP[fmt.Sprintf("replica%d", i)] = ep
+	}
+	if p.Balanced {
+		var rs []string
+		for i := 1; i <= p.Replicas; i++ {
+			rs = append(rs, fmt.Sprintf("s%d", i))
+		}
+		cl.AddEndpoint("rr", rs...)
+		d += ";replica=" + cl.DSN("rr")
+		r.nodeEP[fmt.Sprintf("replica%d", p.Replicas+1)] = "rr"
+	}
+	d += ";" + p.dsnOptions()
+	leaks := goleak.IgnoreCurrent()
+	cfg, err := dsn.Parse(d)
+	if err != nil {
+		panic(fmt.Sprintf("simulation: DSN %q: %v", d, err))
+	}
+	c, err := rwpool.NewConnector(cfg, rwpool.WithEventHandler(r.event))
+	if err != nil {
+		panic(fmt.Sprintf("simulation: %v", err))
+	}
+	r.db = sql.OpenDB(c)
+	r.db.SetMaxIdleConns(4)
+
+	stop := make(chan struct{})
+	var workers sync.WaitGroup
+	for i := range p.Workers {
+		w := &simWorker{r: r, id: i, rng: mrand.New(mrand.NewPCG(p.Seed, uint64(i+1))), sess: rwpool.WithSession(context.Background())}
+		workers.Add(1)
+		go func() { defer workers.Done(); w.loop(stop) }()
+	}
+	faultsDone := make(chan struct{})
+	go func() { defer close(faultsDone); r.runFaults(stop) }()
+	closed := false
+	if p.CloseMid {
+		time.Sleep(p.Dur * 2 / 3)
+		r.logf("Close while the workers run")
+		r.db.Close()
+		closed = true
+		time.Sleep(p.Dur / 3)
+	} else {
+		time.Sleep(p.Dur)
+	}
+	close(stop)
+	<-faultsDone
+	cl.Heal()
+	r.logf("heal: every fault ended, primary %s, %s", cl.Primary(), cl.Describe())
+	healed := r.since()
+	if !waitTimeout(&workers, 10*time.Second) {
+		r.violate("call-hangs", "a call had not returned 10s after the cluster healed")
+		workers.Wait()
+	}
+	if !closed {
+		r.checkRotation(healed)
+		r.db.Close()
+	}
+	r.checkClose(leaks)
+	r.checkHistory()
+	for _, v := range cl.Violations() {
+		r.violate(v.Kind, "%s", v)
+	}
+	return &simResult{plan: p, ops: r.ops, trace: r.trace, violations: r.violations, cluster: cl.Describe()}
+}
+
+func waitTimeout(wg *sync.WaitGroup, d time.Duration) bool {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
+
+// event records rwpool's events; an EndpointMoved needs a move of that
+// node's endpoint that no earlier EndpointMoved accounted for.
+func (r *simRun) event(e rwpool.Event) {
+	switch e.Kind {
+	case rwpool.EndpointMoved:
+		ep := r.nodeEP[e.Node]
+		moves := r.cl.Moves(ep)
+		r.mu.Lock()
+		r.moved[e.Node]++
+		n := r.moved[e.Node]
+		r.mu.Unlock()
+		r.logf("event: %s EndpointMoved (%v); its endpoint %s was moved %d times", e.Node, e.Cause, ep, moves)
+		if n > moves {
+			r.violate("false-move", "EndpointMoved for %s (%v), whose endpoint %s (now %v) was moved %d times, %d EndpointMoved so far",
+				e.Node, e.Cause, ep, r.cl.EndpointServers(ep), moves, n)
+		}
+	case rwpool.RoleChanged:
+		r.logf("event: %s RoleChanged read-only=%v (%v)", e.Node, e.ReadOnly, e.Cause)
+	default:
+		r.logf("event: %s %s -> %s (%v)", e.Node, e.From, e.To, e.Cause)
+	}
+}
