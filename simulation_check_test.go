@@ -21,9 +21,12 @@ import (
 
 // simWriteKinds are the operations whose failure with failover_wait is
 // judged: a single write, whatever way it is sent, or a transaction.
+// A transaction's statements are never moved to another node (what it
+// did before is on its connection), so a refusal inside one is the
+// caller's to retry: transactions are not judged.
 var simWriteKinds = map[string]bool{
 	"write": true, "session-write": true, "write-returning": true, "session-returning": true,
-	"prepared": true, "tx": true, "session-tx": true,
+	"prepared": true,
 }
 
 // checkRotation: once the faults stop, every node is back in rotation

@@ -29,6 +29,7 @@ import (
 	"fmt"
 	mrand "math/rand/v2"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -404,19 +405,52 @@ func runSim(p simPlan) *simResult {
 	r.logf("heal: every fault ended, primary %s, %s", cl.Primary(), cl.Describe())
 	healed := r.since()
 	if !waitTimeout(&workers, 10*time.Second) {
-		r.violate("call-hangs", "a call had not returned 10s after the cluster healed")
-		workers.Wait()
+		// Abandon the run: its goroutines are left to goleak, their
+		// stacks to the report.
+		r.violate("call-hangs", "a call had not returned 10s after the cluster healed:\n%s", stacks())
+		return r.result()
 	}
 	if !closed {
 		r.checkRotation(healed)
-		r.db.Close()
+		if !returnsWithin(10*time.Second, func() { r.db.Close() }) {
+			r.violate("call-hangs", "Close had not returned after 10s:\n%s", stacks())
+			return r.result()
+		}
 	}
 	r.checkClose(leaks)
 	r.checkHistory()
 	for _, v := range cl.Violations() {
 		r.violate(v.Kind, "%s", v)
 	}
-	return &simResult{plan: p, ops: r.ops, trace: r.trace, violations: r.violations, cluster: cl.Describe()}
+	return r.result()
+}
+
+func (r *simRun) result() *simResult {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return &simResult{plan: r.p, ops: r.ops, trace: r.trace, violations: r.violations, cluster: r.cl.Describe()}
+}
+
+// returnsWithin runs f and reports whether it returned within d.
+func returnsWithin(d time.Duration, f func()) bool {
+	done := make(chan struct{})
+	go func() { f(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
+
+// stacks returns every goroutine's stack, cut to a readable length.
+func stacks() string {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	if len(buf) > 20000 {
+		buf = append(buf[:20000], "…"...)
+	}
+	return string(buf)
 }
 
 func waitTimeout(wg *sync.WaitGroup, d time.Duration) bool {
