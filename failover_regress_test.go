@@ -251,3 +251,26 @@ func TestFenceIdentityBoundedOnHungNode(t *testing.T) {
 		})
 	}
 }
+
+// A hung node collects no stuck probes from the health checker: while one
+// probe is still stuck in the driver (which ignores its context, as
+// lib/pq does), the next check does not send another, and once the node
+// resumes it is probed and back within a few check intervals. Found by
+// TestSimulation (stuck-probes): one more stuck probe, goroutine and
+// connection per check_interval for as long as the node hung.
+func TestHungNodeCollectsNoStuckProbes(t *testing.T) {
+	cc := newCtlCluster(t, 1, "check_interval=20ms")
+	r := cc.replicas[0]
+	r.SetHang(true)
+	waitFor(t, "hung replica tripped", func() bool { return cc.stats(t, "replica1").State == rwpool.Unavailable })
+	most := 0
+	for end := time.Now().Add(time.Second); time.Now().Before(end); { // 50 check intervals
+		most = max(most, r.Hung(""))
+		time.Sleep(5 * time.Millisecond)
+	}
+	if most > 1 {
+		t.Errorf("%d statements of the health checker stuck on the hung replica at once over 50 check intervals, want at most 1", most)
+	}
+	r.SetHang(false)
+	waitFor(t, "resumed replica available again", func() bool { return cc.stats(t, "replica1").State == rwpool.Available })
+}

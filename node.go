@@ -32,6 +32,7 @@ type node struct {
 	refreshProbe atomic.Bool             // the health checker's next probe dials anew (retire)
 	probes       atomic.Int64            // probes of a replica, for endpointCheckEvery
 	stuckProbes  atomic.Int64            // probes abandoned on a hung server still in the driver (probe)
+	stuckAt      atomic.Int64            // monoNow of the last probe abandoned (probe)
 	endpoint     endpointSeen            // the servers a replica's endpoint led to (endpoint.go)
 	fencer       fencer                  // fresh checks after read-only answers (fence.go)
 

@@ -23,6 +23,9 @@ func (n *node) probe(conn *driver.Conn, fresh bool) (time.Duration, error) {
 	// A primary that reports itself read-only is asked on a new
 	// connection every time: the probe connection may be the only one
 	// still reaching a demoted primary behind a moved endpoint (fence.go).
+	if n.probeStuck() {
+		return 0, fmt.Errorf("probe: %w: an earlier probe is still stuck in the driver", health.ErrProbeTimeout)
+	}
 	fresh = fresh || n.refreshProbe.Swap(false) || n.isPrimary() && n.health.RoleMismatch() || n.checkEndpoint()
 	if fresh && *conn != nil {
 		(*conn).Close()
@@ -55,6 +58,7 @@ func (n *node) probe(conn *driver.Conn, fresh bool) (time.Duration, error) {
 		// Counted until the driver lets go; the cleanup may have run
 		// already, which leaves the count at zero.
 		n.stuckProbes.Add(1)
+		n.stuckAt.Store(monoNow())
 		return 0, fmt.Errorf("probe: %w after %s", health.ErrProbeTimeout, n.c.cfg.ProbeTimeout)
 	}
 	if err != nil {
@@ -99,9 +103,14 @@ func (n *node) status(conn driver.Conn, dialled bool) (keep bool) {
 			r.ident, _ = n.identity(ctx, conn) // no identity: no check
 		}
 		return r, err
-	}, func(result, error) { conn.Close() })
+	}, func(result, error) {
+		n.stuckProbes.Add(-1) // the driver let go (see probeStuck)
+		conn.Close()
+	})
 	switch {
 	case err == errAbandoned:
+		n.stuckProbes.Add(1)
+		n.stuckAt.Store(monoNow())
 		n.observe(time.Now(), replication.Status{}, fmt.Errorf("status query: timed out after %s", n.c.cfg.ProbeTimeout))
 		return false
 	case health.IsConnError(err):
@@ -114,6 +123,26 @@ func (n *node) status(conn driver.Conn, dialled bool) (keep bool) {
 		n.sameServer(r.ident)
 	}
 	return true
+}
+
+// stuckProbeGrace is how long a probe stuck in the driver on a hung server
+// holds off the next one. A hung server lets go of every statement when it
+// resumes (or its connections break), and the next check_interval then
+// probes it afresh; a probe lost for good (a connection whose peer vanished
+// without a reset) holds the node off for at most this long. Without it a
+// hung node would collect one stuck probe, goroutine and connection per
+// check_interval for as long as it hangs.
+const stuckProbeGrace = 30 * time.Second
+
+// probeStuck reports whether a probe of n is still stuck in the driver,
+// abandoned less than stuckProbeGrace (or ten check intervals, if longer)
+// ago: the next probe would only join it.
+func (n *node) probeStuck() bool {
+	if n.stuckProbes.Load() <= 0 {
+		return false
+	}
+	grace := max(stuckProbeGrace, 10*n.c.cfg.CheckInterval)
+	return monoNow()-n.stuckAt.Load() < int64(grace)
 }
 
 func runProbe(ctx context.Context, c driver.Conn, query string) error {
