@@ -80,6 +80,30 @@ type endpointSeen struct {
 
 	roSeen   bool   // a primary reported read-only, since it last reported writable (primaryMoved)
 	readOnly string // the server it first reported so on; "" if unknown
+	movedTo  string // the server a primary's endpoint was last found moved to (firstMove)
+}
+
+// firstMove reports whether a primary's endpoint found to lead to server
+// (IdentityServer form, "" if unknown) is news: not the server it was last
+// found moved to. The fence (a write answered read-only) and the health
+// checker (read-only, then writable on another server) can each see the
+// same switchover; it is one move, retired and reported once.
+func (e *endpointSeen) firstMove(server string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if server != "" && server == e.movedTo {
+		return false
+	}
+	e.movedTo = server
+	return true
+}
+
+// serverOf is ident's IdentityServer, "" for "".
+func (n *node) serverOf(ident string) string {
+	if ident == "" {
+		return ""
+	}
+	return replication.IdentityServer(replication.Flavor(n.c.flav.Load()), ident)
 }
 
 func (e *endpointSeen) isKnown() bool {

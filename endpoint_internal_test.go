@@ -1,6 +1,7 @@
 package rwpool
 
 import (
+	"context"
 	"database/sql/driver"
 	"math/rand/v2"
 	"sync"
@@ -253,5 +254,39 @@ func TestEndpointReadOnlyToggleIsNotAMove(t *testing.T) {
 	}
 	if m := rig.movedCount(); m != 1 {
 		t.Errorf("%d EndpointMoved events after the primary's endpoint moved; want 1", m)
+	}
+}
+
+// A switchover behind the primary's endpoint seen both by the fence (a
+// write answered read-only, a fresh connection reaches a writable server)
+// and by the health checker (its old connection answers read-only, then a
+// fresh one writable, on another server) is one move: one EndpointMoved,
+// one retirement of the pool. Found by TestSimulation (false-move).
+func TestEndpointSwitchoverSeenTwiceIsOneMove(t *testing.T) {
+	rig := newEndpointRig(t, "sw-ep", "sw-r", map[string]string{"sw-a": "10.0.0.1:5432", "sw-b": "10.0.0.2:5432", "sw-r": "10.0.0.3:5432"}, "sw-a")
+	var target sync.Map
+	target.Store("to", "sw-a")
+	endpointFake.Fresh("sw-ep")
+	endpointFake.SetEndpoint("sw-ep", func(int64) string { v, _ := target.Load("to"); return v.(string) })
+	p := rig.c.primaryNode()
+	for i := 0; i < 3; i++ {
+		rig.check(p)
+	}
+	old, err := p.identity(context.Background(), rig.conns[p])
+	if err != nil || old == "" {
+		t.Fatalf("identity of the primary's server: %q, %v", old, err)
+	}
+	// The switchover: a is demoted, the endpoint leads to b, writable.
+	endpointFake.Node("sw-a").SetStatus(fakedriver.Status{ReadOnly: true, LSN: "0/1000", ReplayAge: 0})
+	endpointFake.Node("sw-b").SetStatus(primaryStatus)
+	target.Store("to", "sw-b")
+	if moved, err := p.checkFresh(old); !moved || err != nil {
+		t.Fatalf("the fence's fresh check: moved %v, %v; want a move", moved, err)
+	}
+	for i := 0; i < 4; i++ {
+		rig.check(p) // its old connection to a first: read-only, then fresh ones to b
+	}
+	if m := rig.movedCount(); m != 1 {
+		t.Errorf("%d EndpointMoved events for one switchover seen by the fence and the checker; want 1", m)
 	}
 }

@@ -126,8 +126,8 @@ func (n *node) checkFresh(old string) (bool, error) {
 	if ro, known := n.health.ReadOnly(); !known || ro {
 		return false, nil
 	}
-	if flagged {
-		return true, nil // observe saw the flip and retired them
+	if flagged || !n.endpoint.firstMove(n.serverOf(now)) {
+		return true, nil // observe saw the flip (or this move) and retired them
 	}
 	n.retire(errors.New("a connection answered a write as read-only; a freshly dialled one reaches a writable server"))
 	return true, nil

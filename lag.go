@@ -111,7 +111,7 @@ func (n *node) observeOn(at time.Time, st replication.Status, ident string, err 
 	n.repl.advance(st.Pos)
 	wasReadOnly, _ := n.health.ReadOnly()
 	n.health.SetReadOnly(st.ReadOnly)
-	if n.isPrimary() && n.primaryMoved(wasReadOnly, st.ReadOnly, ident) {
+	if n.isPrimary() && n.primaryMoved(wasReadOnly, st.ReadOnly, ident) && n.endpoint.firstMove(n.serverOf(ident)) {
 		// A read-only primary is probed on a new connection each time
 		// (probe): this one went through the endpoint anew and reached a
 		// writable server, another than the one that answered read-only,
