@@ -108,6 +108,9 @@ func (vc *conn) onPin(ctx context.Context, o ctxOpts, d routing.Decision, write 
 		if write && !vc.c.safeBadConn && errors.Is(err, driver.ErrBadConn) {
 			return writeLost(n, err)
 		}
+		if l.tx != nil && errors.Is(err, driver.ErrBadConn) {
+			return txConnLost(n, err)
+		}
 		return err
 	}
 }

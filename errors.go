@@ -137,6 +137,17 @@ func writeLost(n *node, err error) error {
 	return fmt.Errorf("rwpool: node %s: connection lost during a write, which may have been applied: %v", n.cfg.Name, err)
 }
 
+// txConnLost is returned for a statement that lost its connection while a
+// transaction is open on the lease. It does not wrap driver.ErrBadConn:
+// database/sql answers driver.ErrBadConn from a *sql.Conn's own statement
+// by closing the Conn, which waits for the transaction open on it, in the
+// goroutine that would end that transaction: a deadlock. The transaction
+// is lost either way (the lease is: every later call says so), and
+// database/sql never retries inside one.
+func txConnLost(n *node, err error) error {
+	return fmt.Errorf("rwpool: node %s: connection lost in a transaction: %v", n.cfg.Name, err)
+}
+
 // readOnlyError is returned, at once, for a write while the primary
 // reports itself read-only.
 type readOnlyError struct{ node string }
