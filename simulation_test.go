@@ -121,11 +121,14 @@ func TestSimulation(t *testing.T) {
 		}
 		t.Logf("seed %d broke %s after %d clean runs; shrinking (at most %s)", p.Seed, kind, len(seeds)-1, *simShrink)
 		small, sres := shrinkSim(p, kind, *simShrink)
+		writeReport(t, "simulation.txt", fmt.Sprintf("TestSimulation: seed %d broke %q after %d clean runs (seeds %v)\n", p.Seed, kind, len(seeds)-1, seeds))
 		t.Fatalf("seed %d broke invariant %q.\nOriginal plan (replay: go test -run TestSimulation -sim.seed=%d -v .):\n%s\n"+
 			"Shrunk plan (replay: go test -run TestSimulation -sim.plan='%s' -v .):\n%s",
 			p.Seed, kind, p.Seed, p, small.JSON(), sres.report())
 	}
-	t.Logf("%d runs, %d operations, no invariant broken in %s; seeds %v", len(seeds), ops, budget, seeds)
+	summary := fmt.Sprintf("TestSimulation: %d runs, %d operations, no invariant broken in %s; seeds %v", len(seeds), ops, budget, seeds)
+	t.Log(summary)
+	writeReport(t, "simulation.txt", summary+"\n")
 }
 
 func freshSeed() uint64 {
