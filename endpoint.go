@@ -106,6 +106,15 @@ func (n *node) serverOf(ident string) string {
 	return replication.IdentityServer(replication.Flavor(n.c.flav.Load()), ident)
 }
 
+// balancing reports whether the endpoint was seen to lead to several
+// servers at once (a balancing proxy, a DNS name over several replicas):
+// what one of its connections has applied says nothing of another's.
+func (e *endpointSeen) balancing() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.servers) > 1
+}
+
 func (e *endpointSeen) isKnown() bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()

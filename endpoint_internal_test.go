@@ -11,6 +11,7 @@ import (
 	"github.com/rwpool/rwpool/dsn"
 	"github.com/rwpool/rwpool/internal/breaker"
 	"github.com/rwpool/rwpool/internal/fakedriver"
+	"github.com/rwpool/rwpool/internal/replication"
 )
 
 // These tests run a node's health checker by hand, one Check at a time,
@@ -293,5 +294,32 @@ func TestEndpointSwitchoverSeenTwiceIsOneMove(t *testing.T) {
 	}
 	if m := rig.movedCount(); m != 1 {
 		t.Errorf("%d EndpointMoved events for one switchover seen by the fence and the checker; want 1", m)
+	}
+}
+
+// A session read on a replica whose endpoint balances over several servers
+// is checked on its own connection every time: the node's known position
+// is the newest any server behind it showed, not what the server of the
+// connection at hand has applied. Found by TestSimulation (session-read).
+func TestBalancingReplicaSessionReadIsChecked(t *testing.T) {
+	rig := newEndpointRig(t, "bal-p", "bal-r", map[string]string{"bal-p": "10.0.0.1:5432", "bal-r": "10.0.0.2:5432"}, "bal-p")
+	r := rig.c.replicas[0]
+	target, err := replication.ParseLSN("0/800")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.repl.advance(target) // one server behind the endpoint has it
+	plan := readPlan{target: target}
+	if plan.needsCheck(r) {
+		t.Fatal("a replica of one server known to have the target is asked again")
+	}
+	r.sameServer("10.0.0.2:5432/t0")
+	r.sameServer("10.0.0.3:5432/t0") // a second server behind it…
+	r.sameServer("10.0.0.2:5432/t0") // …and the first again: a balancer
+	if !r.endpoint.balancing() {
+		t.Fatal("the endpoint was not learnt as balancing")
+	}
+	if !plan.needsCheck(r) {
+		t.Error("a session read on a balancing replica endpoint is not checked on its connection")
 	}
 }

@@ -112,8 +112,13 @@ func (c *Connector) planRead(ctx context.Context, s *session) readPlan {
 
 // needsCheck reports whether replica n must be asked before it serves a
 // read of the plan: it is not known to have applied the target.
+//
+// The node's known position is the newest any of its connections showed,
+// which holds for every connection only while its endpoint leads to one
+// server: a node whose endpoint balances over several is asked on the very
+// connection that serves the read, every time.
 func (p *readPlan) needsCheck(n *node) bool {
-	return !p.target.IsZero() && !n.isPrimary() && !n.repl.position().Covers(p.target)
+	return !p.target.IsZero() && !n.isPrimary() && (!n.repl.position().Covers(p.target) || n.endpoint.balancing())
 }
 
 // wrote records a write of the session that just committed on pc, a
