@@ -60,7 +60,14 @@ type simTarget struct {
 	server     string
 	other      string // the promoted server, the endpoint's new server
 	wasPrimary bool
+	at         time.Duration // when the fault started
 }
+
+// simDetect is how long a promotion stands before the crashed primary may
+// come back writable on its old history: a client cannot keep writes off a
+// server it has had no chance to see demoted (a real cluster fences the
+// old primary for longer: Patroni's leader key outlives its ttl).
+const simDetect = 3*simCheckInterval + 2*simProbeTimeout
 
 // resolve finds the server a fault targets now: the designated primary,
 // or the Pick-th live replica.
@@ -96,7 +103,7 @@ func (r *simRun) apply(f simFault) (simTarget, bool) {
 		r.logf("fault %s: no %s to act on", f.Kind, role)
 		return simTarget{}, false
 	}
-	tg := simTarget{server: s, wasPrimary: s == cl.Primary()}
+	tg := simTarget{server: s, wasPrimary: s == cl.Primary(), at: r.since()}
 	switch f.Kind {
 	case "kill":
 		cl.Kill(s)
@@ -168,6 +175,11 @@ func (r *simRun) undo(f simFault, tg simTarget) {
 	s := tg.server
 	switch f.Kind {
 	case "kill", "crash-failover":
+		if f.Kind == "crash-failover" {
+			if d := simDetect - (r.since() - tg.at); d > 0 {
+				time.Sleep(d)
+			}
+		}
 		// It comes back with the log it had. A server that was the primary
 		// when it died comes back writable, on its old history (MariaDB
 		// does not persist read_only; PostgreSQL starts as a primary

@@ -91,6 +91,7 @@ type Server struct {
 	gen  int // start generation: PostgreSQL's start time; bumped by Restart
 
 	wal      []*record
+	ids      map[int64]int // row ids in wal's commit records, and how often
 	lastGTID gtid // last committed GTID in the log (gtid_binlog_pos)
 	slavePos gtid // last replicated GTID (gtid_slave_pos)
 	readOnly bool
@@ -165,7 +166,7 @@ func New(name string, f Flavor, n int, seed uint64) *Cluster {
 	}
 	for i := range n {
 		c.nextSID++
-		s := &Server{c: c, Name: fmt.Sprintf("s%d", i), sid: c.nextSID, gen: 1}
+		s := &Server{c: c, Name: fmt.Sprintf("s%d", i), sid: c.nextSID, gen: 1, ids: map[int64]int{}}
 		c.servers = append(c.servers, s)
 		c.endpoints[s.Name] = &endpoint{servers: []*Server{s}}
 	}
@@ -464,7 +465,11 @@ func (c *Cluster) Repoint(name string) {
 		common++
 	}
 	c.loseAllBut(s.wal[common:], p)
-	s.wal = s.wal[:common]
+	s.wal = s.wal[:common:common]
+	s.ids = map[int64]int{}
+	for _, r := range s.wal {
+		s.index(r)
+	}
 	s.lastGTID, s.slavePos = s.lastCommitGTID(), s.lastCommitGTID()
 	s.upstream, s.readOnly = p, true
 }
@@ -635,6 +640,7 @@ func (s *Server) catchUp(now time.Time) {
 			break
 		}
 		s.wal = append(s.wal, r)
+		s.index(r)
 		if r.commit != nil {
 			s.lastGTID, s.slavePos = r.commit.gtid, r.commit.gtid
 		}
@@ -667,13 +673,16 @@ func (s *Server) lastCommitGTID() gtid {
 	return gtid{}
 }
 
-func (s *Server) has(id int64) bool {
-	for _, r := range s.wal {
-		if r.commit != nil && slices.Contains(r.commit.ids, id) {
-			return true
-		}
+func (s *Server) has(id int64) bool { return s.ids[id] > 0 }
+
+// index adds a record's rows to the server's index.
+func (s *Server) index(r *record) {
+	if r.commit == nil {
+		return
 	}
-	return false
+	for _, id := range r.commit.ids {
+		s.ids[id]++
+	}
 }
 
 // appendStatement writes a statement's record inside a transaction: the
@@ -688,7 +697,9 @@ func (s *Server) appendStatement() {
 func (s *Server) appendCommit(ids []int64) gtid {
 	c := s.c
 	g := gtid{server: s.sid, seq: s.lastGTID.seq + 1}
-	s.wal = append(s.wal, &record{lsn: s.lsn() + 0x40, at: time.Now(), commit: &commit{ids: slices.Clone(ids), gtid: g}})
+	r := &record{lsn: s.lsn() + 0x40, at: time.Now(), commit: &commit{ids: slices.Clone(ids), gtid: g}}
+	s.wal = append(s.wal, r)
+	s.index(r)
 	s.lastGTID = g
 	for _, id := range ids {
 		w := c.truth[id]
