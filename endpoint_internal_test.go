@@ -323,3 +323,32 @@ func TestBalancingReplicaSessionReadIsChecked(t *testing.T) {
 		t.Error("a session read on a balancing replica endpoint is not checked on its connection")
 	}
 }
+
+// With follow_promotion, a replica node whose endpoint balances over
+// several servers is never made the primary because one of them answered
+// writable: its next connection may reach another. Found by
+// TestSimulation (false-move: writes through such a node were refused
+// read-only, and the fence took the balancer for a moved endpoint).
+func TestBalancingReplicaIsNeverFollowed(t *testing.T) {
+	rig := newEndpointRig(t, "fb-p", "fb-r", map[string]string{"fb-p": "10.0.0.1:5432", "fb-r": "10.0.0.2:5432"}, "fb-p")
+	c := rig.c
+	c.cfg.FollowPromotion = true
+	p, r := c.primaryNode(), c.replicas[0]
+	p.health.SetReadOnly(true)  // the primary was demoted…
+	r.health.SetReadOnly(false) // …and a server behind the replica's endpoint answers writable
+	r.sameServer("10.0.0.2:5432/t0")
+	r.sameServer("10.0.0.3:5432/t0")
+	r.sameServer("10.0.0.2:5432/t0")
+	c.followRoles()
+	if got := c.primaryNode(); got != p {
+		t.Errorf("the primary is now %s, a replica node whose endpoint balances over several servers", got.cfg.Name)
+	}
+	// The same node with an endpoint of one server is followed.
+	r.endpoint.mu.Lock()
+	r.endpoint.servers = map[string]bool{"10.0.0.2:5432": true}
+	r.endpoint.mu.Unlock()
+	c.followRoles()
+	if got := c.primaryNode(); got != r {
+		t.Errorf("the primary is %s, want the writable replica of one server followed", got.cfg.Name)
+	}
+}

@@ -82,7 +82,10 @@ func (c *Connector) followRoles() {
 		// persist read_only) holds writes the others do not have, or
 		// lacks theirs, and must not take the writes back when the
 		// current primary misses a probe.
-		if n != cur && !n.health.Tripped() && n.reportsWritable() && !n.unfollowed.Load() {
+		// A node whose endpoint balances over several servers is no
+		// primary, whichever of them answered writable: its next
+		// connection may reach another.
+		if n != cur && !n.health.Tripped() && n.reportsWritable() && !n.unfollowed.Load() && !n.endpoint.balancing() {
 			claim = append(claim, n)
 		}
 	}
