@@ -34,6 +34,7 @@ func (r *simRun) runFaults(stop <-chan struct{}) {
 	}
 	slices.SortStableFunc(acts, func(a, b simAction) int { return int(a.at - b.at) })
 	targets := map[int]simTarget{}
+	active := map[string]int{} // faults in effect: "writable-replica", and "primary" for any on the primary
 	for _, a := range acts {
 		t := time.NewTimer(time.Until(r.start.Add(a.at)))
 		select {
@@ -46,11 +47,27 @@ func (r *simRun) runFaults(stop <-chan struct{}) {
 		if a.undo {
 			if tg, ok := targets[a.i]; ok {
 				r.undo(f, tg)
+				active[tg.class]--
 			}
 			continue
 		}
+		// A second writable node appears beside a healthy primary only:
+		// once the primary is gone too, a writable replica is a promotion
+		// for anyone who watches (rwpool follows one, by design), and
+		// the ground truth could not say which server is the primary.
+		if f.Kind == "writable-replica" && active["primary"] > 0 || r.onPrimary(f) && active["writable-replica"] > 0 {
+			r.logf("fault %s skipped: a second writable node and a fault of the primary do not overlap", f)
+			continue
+		}
 		if tg, ok := r.apply(f); ok {
-			targets[a.i] = tg
+			tg.class = f.Kind
+			if r.onPrimary(f) {
+				tg.class = "primary"
+			}
+			if simUndone[f.Kind] {
+				targets[a.i] = tg
+				active[tg.class]++
+			}
 		}
 	}
 }
@@ -61,6 +78,18 @@ type simTarget struct {
 	other      string // the promoted server, the endpoint's new server
 	wasPrimary bool
 	at         time.Duration // when the fault started
+	class      string        // what it counts as while in effect (runFaults)
+}
+
+// onPrimary reports whether f acts on the primary.
+func (r *simRun) onPrimary(f simFault) bool {
+	switch f.Kind {
+	case "switchover", "crash-failover", "readonly-toggle":
+		return true
+	case "delay", "writable-replica", "move-replica":
+		return false
+	}
+	return f.Target == "primary"
 }
 
 // simDetect is how long a promotion stands before the crashed primary may

@@ -92,8 +92,8 @@ type Server struct {
 
 	wal      []*record
 	ids      map[int64]int // row ids in wal's commit records, and how often
-	lastGTID gtid // last committed GTID in the log (gtid_binlog_pos)
-	slavePos gtid // last replicated GTID (gtid_slave_pos)
+	lastGTID gtid          // last committed GTID in the log (gtid_binlog_pos)
+	slavePos gtid          // last replicated GTID (gtid_slave_pos)
 	readOnly bool
 	upstream *Server
 	delay    time.Duration // replay delay behind upstream
