@@ -77,6 +77,7 @@ type endpointSeen struct {
 	run     map[string]bool // unknown servers the last runLen fresh dials reached
 	runLen  int             // fresh dials in a row that reached no known server
 	adopt   bool            // reset: the next server reached is known, not a move
+	reads   int             // identities read behind the endpoint, ever (single)
 
 	roSeen   bool   // a primary reported read-only, since it last reported writable (primaryMoved)
 	readOnly string // the server it first reported so on; "" if unknown
@@ -115,6 +116,16 @@ func (e *endpointSeen) balancing() bool {
 	return len(e.servers) > 1
 }
 
+// single reports whether the endpoint is known to lead to one server: of
+// endpointMoveDials identities read at least, all were of one server. A
+// balancing endpoint is learnt only when it is seen to lead to a second
+// server; until this many dials said otherwise, any endpoint may be one.
+func (e *endpointSeen) single() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.servers) == 1 && e.reads >= endpointMoveDials
+}
+
 func (e *endpointSeen) isKnown() bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -151,6 +162,7 @@ func (n *node) sameServer(ident string) {
 	server := replication.IdentityServer(replication.Flavor(n.c.flav.Load()), ident)
 	e := &n.endpoint
 	e.mu.Lock()
+	e.reads++
 	adopt := e.adopt
 	e.adopt = false
 	switch {

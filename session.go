@@ -115,10 +115,12 @@ func (c *Connector) planRead(ctx context.Context, s *session) readPlan {
 //
 // The node's known position is the newest any of its connections showed,
 // which holds for every connection only while its endpoint leads to one
-// server: a node whose endpoint balances over several is asked on the very
-// connection that serves the read, every time.
+// server: until the endpoint is known to (endpointSeen.single: the health
+// checker's first endpointMoveDials fresh dials reached one server), and
+// for good on one seen to balance over several, the replica is asked on
+// the very connection that serves the read, every time.
 func (p *readPlan) needsCheck(n *node) bool {
-	return !p.target.IsZero() && !n.isPrimary() && (!n.repl.position().Covers(p.target) || n.endpoint.balancing())
+	return !p.target.IsZero() && !n.isPrimary() && (!n.repl.position().Covers(p.target) || !n.endpoint.single())
 }
 
 // wrote records a write of the session that just committed on pc, a
