@@ -89,19 +89,22 @@ func TestSimulation(t *testing.T) {
 	end := time.Now().Add(budget)
 	var seeds []uint64
 	ops := 0
-	found := map[string][]simPlan{} // -sim.keepgoing: failing plans by invariant
+	found := map[string][]simPlan{} // -sim.keepgoing: failing plans by invariant and signature
+	var sigs []string               // in the order found
 	defer func() {
 		if len(found) == 0 {
 			return
 		}
 		var b strings.Builder
 		for _, k := range simKinds {
-			ps := found[k]
-			if len(ps) == 0 {
-				continue
+			for _, sig := range sigs {
+				ps := found[sig]
+				if !strings.HasPrefix(sig, k+" ") {
+					continue
+				}
+				small, sres := shrinkSim(ps[0], k, *simShrink)
+				fmt.Fprintf(&b, "\n=== %s: %d of %d runs; first seed %d, shrunk: -sim.plan='%s'\n%s", sig, len(ps), len(seeds), ps[0].Seed, small.JSON(), sres.report())
 			}
-			small, sres := shrinkSim(ps[0], k, *simShrink)
-			fmt.Fprintf(&b, "\n=== %s: %d of %d runs; first seed %d, shrunk: -sim.plan='%s'\n%s", k, len(ps), len(seeds), ps[0].Seed, small.JSON(), sres.report())
 		}
 		t.Errorf("invariants broken:%s", b.String())
 	}()
@@ -115,8 +118,12 @@ func TestSimulation(t *testing.T) {
 		}
 		kind := res.firstKind()
 		if *simKeepGoing {
-			t.Logf("%6.1fs seed %d broke %s (%d violations)", time.Since(end.Add(-budget)).Seconds(), p.Seed, kind, len(res.violations))
-			found[kind] = append(found[kind], p)
+			sig := res.signature()
+			t.Logf("%6.1fs seed %d broke %s (%d violations)", time.Since(end.Add(-budget)).Seconds(), p.Seed, sig, len(res.violations))
+			if found[sig] == nil {
+				sigs = append(sigs, sig)
+			}
+			found[sig] = append(found[sig], p)
 			continue
 		}
 		t.Logf("seed %d broke %s after %d clean runs; shrinking (at most %s)", p.Seed, kind, len(seeds)-1, *simShrink)
@@ -261,6 +268,36 @@ func (res *simResult) firstKind() string {
 		}
 	}
 	return res.violations[0].Kind
+}
+
+// signature tells apart the failures of one invariant that likely have
+// different causes, so that -sim.keepgoing shrinks one of each: the kind
+// of operation (and, for a session read, of the write it missed) of the
+// first violation, or for an EndpointMoved, which endpoint it named.
+func (res *simResult) signature() string {
+	k := res.firstKind()
+	for _, v := range res.violations {
+		if v.Kind != k {
+			continue
+		}
+		w := v.What
+		switch {
+		case strings.Contains(w, "written by "):
+			w = w[strings.Index(w, "written by ")+len("written by "):]
+			return k + " after " + strings.TrimSuffix(w, ")")
+		case k == "false-move":
+			if i := strings.Index(w, "whose endpoint "); i >= 0 {
+				return k + " on " + strings.Fields(w[i+len("whose endpoint "):])[0]
+			}
+		case strings.Contains(w, "worker "):
+			f := strings.Fields(w[strings.Index(w, "worker "):])
+			if len(f) > 2 {
+				return k + " in " + f[2]
+			}
+		}
+		return k + " -"
+	}
+	return k + " -"
 }
 
 func (res *simResult) report() string {

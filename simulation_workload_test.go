@@ -24,8 +24,9 @@ type simOp struct {
 	Write      bool          // it writes IDs (all or nothing)
 	IDs        []int64
 	Err        error
-	Read       bool // it read ReadID
-	Session    bool // a session read: ReadID is the session's latest write
+	Read       bool   // it read ReadID
+	Session    bool   // a session read: ReadID is the session's latest write
+	WroteBy    string // a session read: the kind of operation that wrote ReadID
 	ReadID     int64
 	Found      bool
 	Primary    bool // a writable designated primary existed when it returned
@@ -42,6 +43,9 @@ func (o *simOp) String() string {
 	if o.Read {
 		s += fmt.Sprintf(" read %d found=%v", o.ReadID, o.Found)
 	}
+	if o.WroteBy != "" {
+		s += " (written by " + o.WroteBy + ")"
+	}
 	if o.Err != nil {
 		s += fmt.Sprintf(" err=%v", o.Err)
 	}
@@ -50,11 +54,12 @@ func (o *simOp) String() string {
 
 // simWorker runs operations until stop closes.
 type simWorker struct {
-	r    *simRun
-	id   int
-	rng  *rand.Rand
-	sess context.Context // its session
-	last int64           // its session's latest acknowledged write
+	r      *simRun
+	id     int
+	rng    *rand.Rand
+	sess   context.Context // its session
+	last   int64           // its session's latest acknowledged write
+	lastBy string          // the kind of operation that wrote it
 }
 
 func (w *simWorker) loop(stop <-chan struct{}) {
@@ -91,7 +96,7 @@ func (w *simWorker) step() {
 		op.Read, op.ReadID = true, w.r.someID(w.rng)
 		op.Found, op.Err = w.read(ctx, db, op.ReadID)
 	case "session-read":
-		op.Read, op.Session, op.ReadID = true, w.last != 0, w.last
+		op.Read, op.Session, op.ReadID, op.WroteBy = true, w.last != 0, w.last, w.lastBy
 		if w.last == 0 {
 			op.ReadID = w.r.someID(w.rng)
 		}
@@ -138,7 +143,9 @@ func (w *simWorker) step() {
 	if op.Write && op.Err == nil {
 		w.r.acked(op.IDs)
 		if session {
-			w.last = max(w.last, op.IDs[len(op.IDs)-1])
+			if id := op.IDs[len(op.IDs)-1]; id > w.last {
+				w.last, w.lastBy = id, kind
+			}
 		}
 	}
 	w.r.record(op)

@@ -69,9 +69,13 @@ var errRefused = &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
 
 // Open dials the endpoint a node DSN names.
 func (d *drv) Open(dsn string) (driver.Conn, error) {
-	name, ep, ok := strings.Cut(dsn, "/")
-	c := registry.get(name)
-	if !ok || c == nil {
+	i := strings.LastIndexByte(dsn, '/') // endpoint names have none
+	if i < 0 {
+		return nil, fmt.Errorf("simcluster: no cluster for %q", dsn)
+	}
+	c := registry.get(dsn[:i])
+	ep := dsn[i+1:]
+	if c == nil {
 		return nil, fmt.Errorf("simcluster: no cluster for %q", dsn)
 	}
 	c.mu.Lock()
