@@ -67,6 +67,7 @@ type readCtx struct {
 	cancel context.CancelFunc // inner's, called by whoever ends the read
 	n      *node
 	w      *watcher
+	trip   <-chan struct{} // n's trip channel as of before the read's borrow (readContext)
 	state  atomic.Int32
 
 	// hedging (hedge.go); query is empty when the read may not be hedged
@@ -232,7 +233,13 @@ func (vc *conn) readContext(ctx context.Context, n *node, query string, args []d
 	if w == nil || w.busy {
 		return ctx, nil // two reads at once on one *sql.Conn: the second is not watched
 	}
-	r := &readCtx{parent: ctx, inner: w.ctx, cancel: w.stop, n: n, w: w}
+	// The trip channel is taken here, before the borrow and the call, not
+	// by the watcher once armed: the watcher may run only after the read
+	// is in the driver, and a trip meanwhile swaps in the next channel
+	// (onEvent), which the watcher would wait on while the read it should
+	// rescue runs on. Taken here, a trip before it fails the borrow
+	// (acquire tests Tripped), and any later one closes it.
+	r := &readCtx{parent: ctx, inner: w.ctx, cancel: w.stop, n: n, w: w, trip: n.tripped()}
 	if hedge {
 		r.query, r.args = query, hedgeArgs(args)
 		c.hedges.read(slotNow())
@@ -316,7 +323,7 @@ func (w *watcher) run() {
 		select {
 		case r = <-arm:
 			start = time.Now()
-			parent, trip = r.parent.Done(), r.n.tripped()
+			parent, trip = r.parent.Done(), r.trip
 			hedgeAt, suspectAt = -1, c.cfg.ProbeTimeout
 			if r.query != "" {
 				hedgeAt = c.cfg.HedgeAfter
