@@ -229,7 +229,7 @@ func (r *simRun) undo(f simFault, tg simTarget) {
 	case "lossy":
 		cl.Lossy(s, 0)
 	case "delay":
-		cl.Delay(s, 0)
+		cl.Delay(s, r.p.Lag)
 	case "readonly-toggle":
 		if cl.Primary() == s {
 			cl.SetReadOnly(s, false)

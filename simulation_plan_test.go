@@ -18,9 +18,10 @@ import (
 type simPlan struct {
 	Seed     uint64
 	Flavor   simcluster.Flavor
-	Replicas int  // servers besides the primary
-	Balanced bool // a replica node whose endpoint balances over every replica
-	Follow   bool // follow_promotion=on
+	Replicas int           // servers besides the primary
+	Lag      time.Duration // every replica's replay delay, as replicas always are a little behind
+	Balanced bool          // a replica node whose endpoint balances over every replica
+	Follow   bool          // follow_promotion=on
 	Wait     time.Duration
 	Hedge    bool
 	PoolSize int
@@ -90,6 +91,7 @@ func newSimPlan(seed uint64) simPlan {
 		Workers:  2 + r.IntN(5),
 		Dur:      time.Duration(1500+r.IntN(1500)) * time.Millisecond,
 		CloseMid: r.IntN(8) == 0,
+		Lag:      time.Duration(r.IntN(40)) * time.Millisecond,
 	}
 	if r.IntN(2) == 0 {
 		p.Wait = time.Duration(300+r.IntN(700)) * time.Millisecond
@@ -135,7 +137,7 @@ func sortFaults(fs []simFault) {
 
 func (p simPlan) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "seed %d: %s, 1 primary + %d replicas", p.Seed, p.Flavor, p.Replicas)
+	fmt.Fprintf(&b, "seed %d: %s, 1 primary + %d replicas %s behind", p.Seed, p.Flavor, p.Replicas, p.Lag)
 	if p.Balanced {
 		b.WriteString(" + a balancing replica endpoint")
 	}

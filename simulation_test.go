@@ -391,6 +391,9 @@ func runSim(p simPlan) *simResult {
 	defer cl.Close()
 	cl.SetStuckProbeBound(3)
 	cl.AddEndpoint("p", "s0")
+	for i := 1; i <= p.Replicas; i++ {
+		cl.Delay(fmt.Sprintf("s%d", i), p.Lag)
+	}
 	r := &simRun{p: p, cl: cl, start: time.Now(), nodeEP: map[string]string{"primary": "p"}, moved: map[string]int{}}
 	d := fmt.Sprintf("driver=%s;primary=%s", simcluster.DriverName(p.Flavor), cl.DSN("p"))
 	for i := 1; i <= p.Replicas; i++ {
