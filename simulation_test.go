@@ -133,7 +133,15 @@ func TestSimulation(t *testing.T) {
 			"Shrunk plan (replay: go test -run TestSimulation -sim.plan='%s' -v .):\n%s",
 			p.Seed, kind, p.Seed, p, small.JSON(), sres.report())
 	}
-	summary := fmt.Sprintf("TestSimulation: %d runs, %d operations, no invariant broken in %s; seeds %v", len(seeds), ops, budget, seeds)
+	failed := 0
+	for _, ps := range found {
+		failed += len(ps)
+	}
+	verdict := "no invariant broken"
+	if failed > 0 {
+		verdict = fmt.Sprintf("%d runs broke invariants (-sim.keepgoing)", failed)
+	}
+	summary := fmt.Sprintf("TestSimulation: %d runs, %d operations, %s in %s; seeds %v", len(seeds), ops, verdict, budget, seeds)
 	t.Log(summary)
 	writeReport(t, "simulation.txt", summary+"\n")
 }
