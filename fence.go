@@ -120,7 +120,9 @@ func (n *node) checkFresh(old string) (bool, error) {
 		return false, fmt.Errorf("identity query: timed out after %s", n.c.cfg.ProbeTimeout)
 	}
 	conn.Close()
-	if err != nil || now == old {
+	// The same server (a restart changes PostgreSQL's start time, not the
+	// server: replication.IdentityServer) is no move.
+	if err != nil || n.serverOf(now) == n.serverOf(old) {
 		return false, err
 	}
 	if ro, known := n.health.ReadOnly(); !known || ro {
