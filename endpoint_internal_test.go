@@ -358,3 +358,25 @@ func TestBalancingReplicaIsNeverFollowed(t *testing.T) {
 		t.Errorf("the primary is %s, want the writable replica of one server followed", got.cfg.Name)
 	}
 }
+
+// The fence takes a primary restarted behind its endpoint (the same
+// address, a new start time) for the same server: a write answered
+// read-only there moves nothing.
+func TestFenceRestartedPrimaryIsNoMove(t *testing.T) {
+	rig := newEndpointRig(t, "fr-ep", "fr-r", map[string]string{"fr-a": "10.0.0.1:5432", "fr-r": "10.0.0.3:5432"}, "fr-a")
+	endpointFake.Fresh("fr-ep")
+	endpointFake.SetEndpoint("fr-ep", func(int64) string { return "fr-a" })
+	p := rig.c.primaryNode()
+	rig.check(p)
+	old, err := p.identity(context.Background(), rig.conns[p])
+	if err != nil || old == "" {
+		t.Fatalf("identity of the primary's server: %q, %v", old, err)
+	}
+	endpointFake.Node("fr-a").Restart("2026-12-01 11:00:00+00")
+	if moved, err := p.checkFresh(old); moved || err != nil {
+		t.Errorf("the fence's check after a restart of the same server: moved %v, %v; want no move", moved, err)
+	}
+	if m := rig.movedCount(); m != 0 {
+		t.Errorf("%d EndpointMoved events after a restart of the primary", m)
+	}
+}
