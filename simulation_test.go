@@ -102,7 +102,7 @@ func TestSimulation(t *testing.T) {
 				if !strings.HasPrefix(sig, k+" ") {
 					continue
 				}
-				small, sres := shrinkSim(ps[0], k, *simShrink)
+				small, sres := shrinkSimBy(ps[0], func(res *simResult) bool { return res.hasSignature(sig) }, *simShrink)
 				fmt.Fprintf(&b, "\n=== %s: %d of %d runs; first seed %d, shrunk: -sim.plan='%s'\n%s", sig, len(ps), len(seeds), ps[0].Seed, small.JSON(), sres.report())
 			}
 		}
@@ -156,6 +156,18 @@ func freshSeed() uint64 {
 // workers and kinds of operation, a shorter run. Runs are real-time, so
 // each candidate gets three tries.
 func shrinkSim(p simPlan, kind string, budget time.Duration) (simPlan, *simResult) {
+	return shrinkSimBy(p, func(res *simResult) bool {
+		for _, v := range res.violations {
+			if v.Kind == kind {
+				return true
+			}
+		}
+		return false
+	}, budget)
+}
+
+// shrinkSimBy is shrinkSim for the failures match accepts.
+func shrinkSimBy(p simPlan, match func(*simResult) bool, budget time.Duration) (simPlan, *simResult) {
 	end := time.Now().Add(budget)
 	best := p
 	var bestRes *simResult
@@ -164,12 +176,9 @@ func shrinkSim(p simPlan, kind string, budget time.Duration) (simPlan, *simResul
 			if time.Now().After(end) {
 				return false
 			}
-			res := runSim(c)
-			for _, v := range res.violations {
-				if v.Kind == kind {
-					bestRes = res
-					return true
-				}
+			if res := runSim(c); match(res) {
+				bestRes = res
+				return true
 			}
 		}
 		return false
@@ -183,10 +192,29 @@ func shrinkSim(p simPlan, kind string, budget time.Duration) (simPlan, *simResul
 	}
 	for changed := true; changed && time.Now().Before(end); {
 		changed = false
-		if best.CloseMid {
+		// Settings and topology first: a failure that needs none of them
+		// says so.
+		for _, edit := range []func(*simPlan) bool{
+			func(c *simPlan) bool { r := c.CloseMid; c.CloseMid = false; return r },
+			func(c *simPlan) bool { r := c.Balanced; c.Balanced = false; return r },
+			func(c *simPlan) bool { r := c.Hedge; c.Hedge = false; return r },
+			func(c *simPlan) bool { r := c.Follow; c.Follow = false; return r },
+			func(c *simPlan) bool { r := c.Wait > 0; c.Wait = 0; return r },
+			func(c *simPlan) bool { r := c.Lag > 0; c.Lag = 0; return r },
+			func(c *simPlan) bool {
+				r := c.Replicas > 1 && !(c.Balanced && c.Replicas <= 2)
+				if r {
+					c.Replicas--
+				}
+				return r
+			},
+		} {
 			c := best
-			c.CloseMid = false
-			changed = try(c) || changed
+			c.Faults = slices.Clone(best.Faults)
+			c.Ops = slices.Clone(best.Ops)
+			if edit(&c) {
+				changed = try(c) || changed
+			}
 		}
 		for i := len(best.Faults) - 1; i >= 0; i-- {
 			c := best
@@ -282,30 +310,50 @@ func (res *simResult) firstKind() string {
 // different causes, so that -sim.keepgoing shrinks one of each: the kind
 // of operation (and, for a session read, of the write it missed) of the
 // first violation, or for an EndpointMoved, which endpoint it named.
-func (res *simResult) signature() string {
+func (res *simResult) signature() string { return res.firstKind() + " " + sigOf(res.firstViolation()) }
+
+// firstViolation is the first violation of firstKind.
+func (res *simResult) firstViolation() simViolation {
 	k := res.firstKind()
 	for _, v := range res.violations {
-		if v.Kind != k {
-			continue
+		if v.Kind == k {
+			return v
 		}
+	}
+	return res.violations[0]
+}
+
+// hasSignature reports whether any violation of res has signature sig.
+func (res *simResult) hasSignature(sig string) bool {
+	for _, v := range res.violations {
+		if v.Kind+" "+sigOf(v) == sig {
+			return true
+		}
+	}
+	return false
+}
+
+// sigOf is the part of a signature a violation's text gives.
+func sigOf(v simViolation) string {
+	k := v.Kind
+	{
 		w := v.What
 		switch {
 		case strings.Contains(w, "written by "):
 			w = w[strings.Index(w, "written by ")+len("written by "):]
-			return k + " after " + strings.TrimSuffix(w, ")")
+			return "after " + strings.TrimSuffix(w, ")")
 		case k == "false-move":
 			if i := strings.Index(w, "whose endpoint "); i >= 0 {
-				return k + " on " + strings.Fields(w[i+len("whose endpoint "):])[0]
+				return "on " + strings.Fields(w[i+len("whose endpoint "):])[0]
 			}
 		case strings.Contains(w, "worker "):
 			f := strings.Fields(w[strings.Index(w, "worker "):])
 			if len(f) > 2 {
-				return k + " in " + f[2]
+				return "in " + f[2]
 			}
 		}
-		return k + " -"
 	}
-	return k + " -"
+	return "-"
 }
 
 func (res *simResult) report() string {
