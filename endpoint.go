@@ -126,6 +126,14 @@ func (e *endpointSeen) single() bool {
 	return len(e.servers) == 1 && e.reads >= endpointMoveDials
 }
 
+// suspecting reports whether fresh dials in a row have reached servers not
+// known behind the endpoint, not yet enough to be a move (confirmMove).
+func (e *endpointSeen) suspecting() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.runLen > 0
+}
+
 func (e *endpointSeen) isKnown() bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()

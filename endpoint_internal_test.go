@@ -177,6 +177,8 @@ func TestEndpointRandomBalancingIsNotAMove(t *testing.T) {
 // of the move when the endpoint had led to the old server for at least as
 // many, within 2 × endpointMoveDials right after the first dial; a move to
 // an endpoint balancing over two new servers within 4 × endpointMoveDials.
+// Those dials are a burst within the probe that first reached a new server
+// (confirmMove), not one per check_interval.
 func TestEndpointRealMoveIsFound(t *testing.T) {
 	for _, tc := range []struct {
 		moveAt, within int64
@@ -195,15 +197,26 @@ func TestEndpointRealMoveIsFound(t *testing.T) {
 			return tc.to(dial)
 		})
 		n := rig.c.replicas[0]
-		rig.checkUntilDials(n, "mv-ep", tc.moveAt+tc.within-1)
+		ep := endpointFake.Node("mv-ep")
+		rig.checkUntilDials(n, "mv-ep", tc.moveAt)
 		if m := rig.movedCount(); m != 0 {
-			t.Errorf("move after dial %d: found too early", tc.moveAt)
+			t.Errorf("move after dial %d: found before it", tc.moveAt)
 		}
-		rig.check(n) // the next dial
+		// Probes until one dials anew and reaches the new server: that
+		// very probe confirms the move.
+		for i := 0; ep.Dials() == tc.moveAt; i++ {
+			if i > 20 {
+				t.Fatalf("move after dial %d: no fresh dial in 20 probes", tc.moveAt)
+			}
+			rig.check(n)
+		}
 		if m := rig.movedCount(); m != 1 {
-			t.Fatalf("move after dial %d: %d EndpointMoved events within %d dials of the move; want 1", tc.moveAt, m, tc.within)
+			t.Fatalf("move after dial %d: %d EndpointMoved events after the probe that first reached the new server; want 1", tc.moveAt, m)
 		}
-		rig.checkUntilDials(n, "mv-ep", tc.moveAt+tc.within+100)
+		if d := ep.Dials() - tc.moveAt; d > tc.within || d < endpointMoveDials {
+			t.Errorf("move after dial %d: found after %d dials of the new server(s), want %d to %d", tc.moveAt, d, endpointMoveDials, tc.within)
+		}
+		rig.checkUntilDials(n, "mv-ep", ep.Dials()+100)
 		if m := rig.movedCount(); m != 1 {
 			t.Errorf("move after dial %d: %d EndpointMoved events in all; want 1", tc.moveAt, m)
 		}

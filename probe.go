@@ -121,8 +121,54 @@ func (n *node) status(conn driver.Conn, dialled bool) (keep bool) {
 	n.observeOn(r.at, r.st, r.ident, err)
 	if r.ident != "" && !primary {
 		n.sameServer(r.ident)
+		n.confirmMove()
 	}
 	return true
+}
+
+// confirmMove settles, at once, a possible move of a replica's endpoint
+// that a fresh dial just showed (a server not known behind it): it dials
+// anew until a known server answers (a balancing endpoint, learnt) or
+// enough dials in a row reached unknown ones (a move, retired): see
+// endpointMoveDials. A burst of a few dials, once per new server seen,
+// instead of one dial per check_interval: a real move is found within the
+// probe that first reached the new server.
+func (n *node) confirmMove() {
+	for i := 0; i < 4*endpointMoveDials && n.endpoint.suspecting(); i++ {
+		ident, err := n.freshIdentity()
+		if err != nil || ident == "" {
+			return // the next probes go on with it (refreshProbe)
+		}
+		n.sameServer(ident)
+	}
+}
+
+// freshIdentity dials n anew and reads the identity of the server it
+// reaches, bounded by probe_timeout even when the driver ignores its
+// context.
+func (n *node) freshIdentity() (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), n.c.cfg.ProbeTimeout)
+	defer cancel()
+	type result struct {
+		conn  driver.Conn
+		ident string
+	}
+	r, err := await(&n.c.bg, ctx, func() (result, error) {
+		c, err := n.conn.Connect(ctx)
+		if err != nil {
+			return result{}, err
+		}
+		ident, err := n.identity(ctx, c)
+		return result{c, ident}, err
+	}, func(r result, _ error) {
+		if r.conn != nil {
+			r.conn.Close()
+		}
+	})
+	if r.conn != nil {
+		r.conn.Close()
+	}
+	return r.ident, err
 }
 
 // stuckProbeGrace is how long a probe stuck in the driver on a hung server
