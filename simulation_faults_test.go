@@ -55,7 +55,7 @@ func (r *simRun) runFaults(stop <-chan struct{}) {
 		// once the primary is gone too, a writable replica is a promotion
 		// for anyone who watches (rwpool follows one, by design), and
 		// the ground truth could not say which server is the primary.
-		if f.Kind == "writable-replica" && active["primary"] > 0 || r.onPrimary(f) && active["writable-replica"] > 0 {
+		if f.Kind == "writable-replica" && active["primary"]+active["failover"] > 0 || r.onPrimary(f) && active["writable-replica"] > 0 {
 			r.logf("fault %s skipped: a second writable node and a fault of the primary do not overlap", f)
 			continue
 		}
