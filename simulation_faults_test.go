@@ -55,13 +55,23 @@ func (r *simRun) runFaults(stop <-chan struct{}) {
 		// once the primary is gone too, a writable replica is a promotion
 		// for anyone who watches (rwpool follows one, by design), and
 		// the ground truth could not say which server is the primary.
-		if f.Kind == "writable-replica" && active["primary"] > 0 || r.onPrimary(f) && active["writable-replica"] > 0 {
+		if f.Kind == "writable-replica" && active["primary"]+active["failover"] > 0 || r.onPrimary(f) && active["writable-replica"] > 0 {
 			r.logf("fault %s skipped: a second writable node and a fault of the primary do not overlap", f)
+			continue
+		}
+		// Nor does a fault of the new primary with a crash failover whose
+		// old primary has yet to come back: that one comes back only
+		// once the promotion could be seen (simDetect).
+		if r.onPrimary(f) && active["failover"] > 0 {
+			r.logf("fault %s skipped: the new primary of a crash failover is left to be seen", f)
 			continue
 		}
 		if tg, ok := r.apply(f); ok {
 			tg.class = f.Kind
-			if r.onPrimary(f) {
+			switch {
+			case f.Kind == "crash-failover":
+				tg.class = "failover"
+			case r.onPrimary(f):
 				tg.class = "primary"
 			}
 			if simUndone[f.Kind] {
