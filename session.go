@@ -176,11 +176,17 @@ func (s *session) resolved(p replication.Position, n int) {
 func (c *Connector) writtenPosition(ctx context.Context, pc *pool.Conn) (replication.Position, error) {
 	ctx, cancel := boundCtx(ctx, c.cfg.ProbeTimeout)
 	defer cancel()
+	return c.position(ctx, pc, replication.WrittenQuery)
+}
+
+// position reads a position on pc with the query of the cluster's flavor
+// that query returns.
+func (c *Connector) position(ctx context.Context, pc *pool.Conn, query func(replication.Flavor) string) (replication.Position, error) {
 	f := c.flavor(ctx, pc.Raw())
 	if f == replication.Unknown {
 		return replication.Position{}, errNoFlavor
 	}
-	v, err := c.queryValue(ctx, pc, replication.WrittenQuery(f))
+	v, err := c.queryValue(ctx, pc, query(f))
 	if err != nil {
 		return replication.Position{}, err
 	}
@@ -201,7 +207,7 @@ func (c *Connector) primaryPosition(ctx context.Context) (replication.Position, 
 	// session's pending writes for any replica.
 	ctx, cancel := boundCtx(ctx, c.cfg.ProbeTimeout)
 	defer cancel()
-	p, err := c.writtenPosition(ctx, pc)
+	p, err := c.position(ctx, pc, replication.CurrentQuery)
 	if _, err = n.settle(ctx, pc, err); err == nil {
 		n.repl.advance(p)
 	}

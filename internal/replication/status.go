@@ -144,6 +144,23 @@ func WrittenQuery(f Flavor) string {
 	return ""
 }
 
+// CurrentQuery returns the query that returns the primary's current
+// position on any of its connections: PostgreSQL's current WAL position,
+// MariaDB's binlog position (not WrittenQuery's @@last_gtid, which is the
+// last of that connection's session, and so an older write's, or none, on
+// another connection), MySQL's executed GTID set.
+func CurrentQuery(f Flavor) string {
+	switch f {
+	case Postgres:
+		return "SELECT pg_current_wal_lsn()::text"
+	case MariaDB:
+		return "SELECT @@gtid_binlog_pos"
+	case MySQL:
+		return "SELECT @@global.gtid_executed"
+	}
+	return ""
+}
+
 // AppliedQuery returns the query that asks a replica whether it has
 // applied target, waiting up to wait where the server can wait
 // (MASTER_GTID_WAIT on MariaDB; WAIT_FOR_EXECUTED_GTID_SET on MySQL,

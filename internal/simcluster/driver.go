@@ -509,7 +509,11 @@ func (cn *conn) statusLocked(st statement) ([]string, [][]driver.Value) {
 		return []string{"ro", "pos"}, [][]driver.Value{{boolInt(s.readOnly), s.lastGTID.String()}}
 	case "my_status_replica":
 		return []string{"ro", "pos"}, [][]driver.Value{{boolInt(s.readOnly), s.slavePos.String()}}
+	case "my_binlog":
+		return one(s.lastGTID.String())
 	case "my_written":
+		// rwpool asks IF(@@last_gtid = '', @@gtid_binlog_pos, @@last_gtid):
+		// the session's own last GTID, else the server's.
 		if cn.lastGTID.seq != 0 {
 			return one(cn.lastGTID.String())
 		}

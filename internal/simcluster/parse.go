@@ -136,6 +136,8 @@ func statusKind(t string) (kind, string) {
 		return kindPosition, "pg_replay"
 	case has("@@last_gtid"):
 		return kindPosition, "my_written"
+	case has("@@gtid_binlog_pos"):
+		return kindPosition, "my_binlog"
 	}
 	return kindUnknown, ""
 }
