@@ -445,7 +445,7 @@ func runSim(p simPlan) *simResult {
 	name := fmt.Sprintf("sim%d", simRuns.Add(1))
 	cl := simcluster.New(name, p.Flavor, 1+p.Replicas, p.Seed)
 	defer cl.Close()
-	cl.SetStuckProbeBound(3)
+	cl.SetStuckProbeBound(6) // two per node that reaches a server (a checker's probe and a nudge's may start together), three nodes at most
 	cl.AddEndpoint("p", "s0")
 	for i := 1; i <= p.Replicas; i++ {
 		cl.Delay(fmt.Sprintf("s%d", i), p.Lag)
