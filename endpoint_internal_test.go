@@ -393,3 +393,32 @@ func TestFenceRestartedPrimaryIsNoMove(t *testing.T) {
 		t.Errorf("%d EndpointMoved events after a restart of the primary", m)
 	}
 }
+
+// A followed promotion forgets every node's known position: those from
+// before may be on the abandoned history of a crash failover, and a
+// MariaDB sequence number (or an LSN) from there can seem to cover a
+// session's write on the new primary. Found by TestSimulation
+// (session-read after a crash failover on MariaDB).
+func TestPromotionForgetsKnownPositions(t *testing.T) {
+	rig := newEndpointRig(t, "fp-p", "fp-r", map[string]string{"fp-p": "10.0.0.1:5432", "fp-r": "10.0.0.2:5432"}, "fp-p")
+	c := rig.c
+	c.cfg.FollowPromotion = true
+	p, r := c.primaryNode(), c.replicas[0]
+	old, err := replication.ParseLSN("0/9000")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.repl.advance(old)
+	r.repl.advance(old)
+	p.health.SetReadOnly(true)
+	r.health.SetReadOnly(false)
+	c.followRoles()
+	if c.primaryNode() != r {
+		t.Fatal("the writable replica was not followed")
+	}
+	for _, n := range []*node{p, r} {
+		if !n.repl.position().IsZero() {
+			t.Errorf("%s still knows position %v from before the promotion", n.cfg.Name, n.repl.position())
+		}
+	}
+}

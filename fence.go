@@ -141,6 +141,11 @@ func (n *node) checkFresh(old string) (bool, error) {
 func (n *node) retire(cause error) {
 	n.pool.DiscardIdle()
 	n.refreshProbe.Store(true)
+	if n.isPrimary() {
+		n.c.forgetPositions() // another primary behind the endpoint (replState.forget)
+	} else {
+		n.repl.forget() // another server behind the replica's endpoint
+	}
 	n.c.notify(Event{Kind: health.EndpointMoved, Node: n.cfg.Name, Role: n.role().String(),
 		From: n.health.State(), To: n.health.State(),
 		Cause: fmt.Errorf("rwpool: node %s: endpoint moved: %w", n.cfg.Name, cause), At: time.Now()})

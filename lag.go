@@ -31,6 +31,20 @@ func (r *replState) position() replication.Position {
 	return replication.Position{}
 }
 
+// forget drops the node's known position: after a change of primary the
+// positions known from before may be on a history the new primary does
+// not share (a crash failover's), and a replica's, compared with the new
+// primary's, could seem to cover writes it never saw. The next status
+// read or check learns it anew.
+func (r *replState) forget() { r.pos.Store(nil) }
+
+// forgetPositions forgets every node's known position (replState.forget).
+func (c *Connector) forgetPositions() {
+	for _, n := range c.nodes {
+		n.repl.forget()
+	}
+}
+
 // advance raises the node's known position to include p. Positions only
 // move forward: a stale answer never lowers what a newer one proved.
 func (r *replState) advance(p replication.Position) {

@@ -110,6 +110,7 @@ func (c *Connector) promote(old, n *node) {
 			x.unfollowed.Store(true)
 		}
 	}
+	c.forgetPositions()
 	c.prim.Store(n)
 	c.follow.epoch.Add(1)
 	now := time.Now()
