@@ -82,7 +82,7 @@ func (r *simRun) checkClose(leaks goleak.Option) {
 			break
 		}
 		if time.Now().After(end) {
-			r.violate("close-leak", "3s after Close %d connections and %d driver rows are still open", conns, rows)
+			r.violate("close-leak", "3s after Close %d connections and %d driver rows are still open: %s\n%s", conns, rows, r.cl.OpenDetail(), stacks())
 			break
 		}
 		time.Sleep(10 * time.Millisecond)

@@ -119,7 +119,11 @@ func TestSimulation(t *testing.T) {
 		kind := res.firstKind()
 		if *simKeepGoing {
 			sig := res.signature()
-			t.Logf("%6.1fs seed %d broke %s (%d violations)", time.Since(end.Add(-budget)).Seconds(), p.Seed, sig, len(res.violations))
+			first := res.firstViolation().What
+			if len(first) > 6000 {
+				first = first[:6000] + "…"
+			}
+			t.Logf("%6.1fs seed %d broke %s (%d violations): %s", time.Since(end.Add(-budget)).Seconds(), p.Seed, sig, len(res.violations), first)
 			if found[sig] == nil {
 				sigs = append(sigs, sig)
 			}

@@ -593,6 +593,19 @@ func (c *Cluster) OpenConns() (conns, rows int) {
 	return len(c.conns), c.openRows
 }
 
+// OpenDetail describes the connections still open: each one's server,
+// whether a statement runs on it, and its open rows.
+func (c *Cluster) OpenDetail() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var ds []string
+	for cn := range c.conns {
+		ds = append(ds, fmt.Sprintf("%s(busy=%v rows=%d tx=%v broken=%v)", cn.s.Name, cn.busy.Load(), cn.rows, cn.tx != nil, cn.broken))
+	}
+	sort.Strings(ds)
+	return strings.Join(ds, " ")
+}
+
 // Describe returns a one-line summary of every server, for failure reports.
 func (c *Cluster) Describe() string {
 	c.mu.Lock()
