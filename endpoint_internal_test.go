@@ -422,3 +422,37 @@ func TestPromotionForgetsKnownPositions(t *testing.T) {
 		}
 	}
 }
+
+// With follow_promotion, a replica node whose endpoint balances over
+// several servers is not made the primary even before it was learnt to
+// balance: the node about to be promoted is dialled anew until its
+// endpoint shows one server. One that leads to one server is promoted.
+// Found by TestSimulation (false-move: a balancing endpoint reset by a
+// restart, followed at the next switchover).
+func TestUnlearntBalancingReplicaIsNotFollowed(t *testing.T) {
+	rig := newEndpointRig(t, "ub-p", "ub-ep", map[string]string{"ub-p": "10.0.0.1:5432", "ub-a": "10.0.0.2:5432", "ub-b": "10.0.0.3:5432"}, "ub-p", "ub-b")
+	c := rig.c
+	c.cfg.FollowPromotion = true
+	var to sync.Map
+	to.Store("fn", func(dial int64) string { return []string{"ub-a", "ub-b"}[dial%2] })
+	endpointFake.Fresh("ub-ep")
+	endpointFake.SetEndpoint("ub-ep", func(dial int64) string {
+		f, _ := to.Load("fn")
+		return f.(func(int64) string)(dial)
+	})
+	p, r := c.primaryNode(), c.replicas[0]
+	p.health.SetReadOnly(true)
+	r.health.SetReadOnly(false) // ub-b, behind the balancing endpoint, answered writable
+	c.followRoles()
+	if c.primaryNode() != p {
+		t.Fatal("a replica node whose endpoint balances over two servers was made the primary")
+	}
+	to.Store("fn", func(int64) string { return "ub-b" }) // now one server
+	r.endpoint.mu.Lock()
+	r.endpoint.servers = nil
+	r.endpoint.mu.Unlock()
+	c.followRoles()
+	if c.primaryNode() != r {
+		t.Error("a writable replica whose endpoint leads to one server was not followed")
+	}
+}

@@ -94,10 +94,46 @@ func (c *Connector) followRoles() {
 		c.setSplit(nil)
 	case 1:
 		c.setSplit(nil)
+		if !claim[0].leadsToOneServer() {
+			return // a balancing endpoint, not learnt as such before
+		}
 		c.promote(cur, claim[0])
 	default:
 		c.setSplit(claim)
 	}
+}
+
+// leadsToOneServer reports whether n's endpoint leads to one server, as a
+// primary's must: known so (endpointSeen.single), or shown so now by
+// endpointMoveDials fresh dials that all reach the same server. A node
+// whose server rwpool cannot identify (no identity query for its driver)
+// is taken at its word. Asked only of a node about to be made the primary,
+// so the burst of dials is paid once per promotion.
+func (n *node) leadsToOneServer() bool {
+	if n.endpoint.single() {
+		return true
+	}
+	if n.endpoint.balancing() {
+		return false
+	}
+	first := ""
+	for range endpointMoveDials {
+		ident, err := n.freshIdentity()
+		if err != nil {
+			return false
+		}
+		if ident == "" {
+			return true
+		}
+		n.sameServer(ident)
+		switch s := n.serverOf(ident); {
+		case first == "":
+			first = s
+		case s != first:
+			return false
+		}
+	}
+	return true
 }
 
 // promote makes n the primary instead of old. old, and any node demoted
