@@ -109,7 +109,8 @@ func (r *simRun) onPrimary(f simFault) bool {
 const simDetect = 3*simCheckInterval + 2*simProbeTimeout
 
 // resolve finds the server a fault targets now: the designated primary,
-// or the Pick-th live replica.
+// the Pick-th live replica, or ("follower") the Pick-th live server that
+// replays from another, the only kind a failover promotes.
 func (r *simRun) resolve(f simFault, role string) (string, bool) {
 	cl := r.cl
 	p := cl.Primary()
@@ -118,7 +119,7 @@ func (r *simRun) resolve(f simFault, role string) (string, bool) {
 	}
 	var rs []string
 	for _, s := range cl.Servers() {
-		if s != p && cl.Live(s) {
+		if s != p && cl.Live(s) && (role != "follower" || cl.Replicating(s)) {
 			rs = append(rs, s)
 		}
 	}
@@ -168,7 +169,7 @@ func (r *simRun) apply(f simFault) (simTarget, bool) {
 		} else {
 			cl.Kill(s)
 		}
-		to, ok := r.resolve(f, "replica")
+		to, ok := r.resolve(f, "follower") // a failover promotes a replica that replays from the primary
 		if !ok {
 			// Nothing to promote: the old primary stays (or comes back).
 			if f.Kind == "crash-failover" {

@@ -742,3 +742,13 @@ func (c *Cluster) Live(name string) bool {
 	defer c.mu.Unlock()
 	return !c.serverLocked(name).down
 }
+
+// Replicating reports whether server name is up and replays from another:
+// a server a failover may promote (a crashed primary back on its own
+// history, say, is not).
+func (c *Cluster) Replicating(name string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.serverLocked(name)
+	return !s.down && s.upstream != nil
+}
