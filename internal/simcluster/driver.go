@@ -156,6 +156,10 @@ func (cn *conn) Close() error {
 	if !cn.closed {
 		cn.closed = true
 		delete(c.conns, cn)
+		// Its rows end with it: a driver's rows need no Close of their
+		// own once their connection is closed.
+		c.openRows -= cn.rows
+		cn.rows = 0
 	}
 	return nil
 }
@@ -589,7 +593,7 @@ func (r *rows) closeLocked(counted bool) {
 		return
 	}
 	r.closed = true
-	if counted {
+	if counted && !r.cn.closed {
 		r.cn.rows--
 		r.cn.c.openRows--
 	}
