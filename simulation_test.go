@@ -61,7 +61,7 @@ func simDefaultTime() time.Duration {
 		return 5 * time.Second
 	}
 	if os.Getenv("CI") == "true" {
-		return 90 * time.Second
+		return 60 * time.Second
 	}
 	return 20 * time.Second
 }
