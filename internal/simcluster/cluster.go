@@ -743,12 +743,12 @@ func (c *Cluster) Live(name string) bool {
 	return !c.serverLocked(name).down
 }
 
-// Replicating reports whether server name is up and replays from another:
-// a server a failover may promote (a crashed primary back on its own
-// history, say, is not).
+// Replicating reports whether server name is up, answers, and replays
+// from another: a server a failover may promote (a crashed primary back on
+// its own history is not, nor a hung server nobody could see promoted).
 func (c *Cluster) Replicating(name string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := c.serverLocked(name)
-	return !s.down && s.upstream != nil
+	return !s.down && s.hang == nil && s.upstream != nil
 }
