@@ -191,7 +191,7 @@ func (r *simRun) apply(f simFault) (simTarget, bool) {
 			}
 		}
 	case "move-replica":
-		to, ok := r.resolve(simFault{Pick: f.Pick + 1}, "replica")
+		to, ok := r.resolve(simFault{Pick: f.Pick + 1}, "follower") // another replica, never a diverged server
 		if !ok || to == s {
 			r.logf("fault %s: no other replica for %s's endpoint", f.Kind, s)
 			return simTarget{}, false
