@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/rwpool/rwpool/internal/fakedriver"
 )
 
 // The drivers' names, as a node's driver= DSN key names them. rwpool reads
@@ -92,21 +94,6 @@ func (d *drv) Open(dsn string) (driver.Conn, error) {
 	c.conns[cn] = struct{}{}
 	return cn, nil
 }
-
-// PostgresError has the shape of lib/pq's and pgx's errors that rwpool
-// reads: SQLState.
-type PostgresError struct{ Code, Message string }
-
-func (e *PostgresError) Error() string    { return "pq: " + e.Message + " (SQLSTATE " + e.Code + ")" }
-func (e *PostgresError) SQLState() string { return e.Code }
-
-// MySQLError has the shape of go-sql-driver/mysql's *mysql.MySQLError.
-type MySQLError struct {
-	Number  uint16
-	Message string
-}
-
-func (e *MySQLError) Error() string { return fmt.Sprintf("Error %d: %s", e.Number, e.Message) }
 
 // ErrLostAfter is what a statement that reached the server and was applied
 // returns when its connection is lost before the answer: driver.ErrBadConn,
@@ -198,19 +185,22 @@ func (cn *conn) BeginTx(ctx context.Context, o driver.TxOptions) (driver.Tx, err
 
 type tx struct{ cn *conn }
 
-func (t tx) Commit() error {
-	cn := t.cn
-	if err := cn.enter("COMMIT"); err != nil {
+func (t tx) Commit() error { return t.cn.call("COMMIT", t.cn.commitLocked) }
+
+// call runs f, a statement q of the driver's own API (not SQL), as run
+// runs SQL: marked busy, held while the server hangs, under the cluster's
+// lock.
+func (cn *conn) call(q string, f func() error) error {
+	if err := cn.enter(q); err != nil {
 		return err
 	}
 	defer cn.leave()
 	if err := cn.wait(false, false); err != nil {
 		return err
 	}
-	c := cn.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return cn.commitLocked()
+	cn.c.mu.Lock()
+	defer cn.c.mu.Unlock()
+	return f()
 }
 
 func (t tx) Rollback() error {
@@ -333,20 +323,12 @@ func (cn *conn) QueryContext(ctx context.Context, q string, args []driver.NamedV
 // Copy inserts ids in one statement, as a COPY through the driver's own API
 // (rwpool.Raw) would.
 func (cn *conn) Copy(ids []int64) error {
-	if err := cn.enter("COPY"); err != nil {
-		return err
-	}
-	defer cn.leave()
-	if err := cn.wait(false, false); err != nil {
-		return err
-	}
-	c := cn.c
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := cn.aliveLocked(); err != nil {
-		return err
-	}
-	return cn.insertLocked(ids)
+	return cn.call("COPY", func() error {
+		if err := cn.aliveLocked(); err != nil {
+			return err
+		}
+		return cn.insertLocked(ids)
+	})
 }
 
 func (cn *conn) run(q string, args []driver.NamedValue) (*rows, error) {
@@ -394,9 +376,9 @@ func (cn *conn) run(q string, args []driver.NamedValue) (*rows, error) {
 
 func (cn *conn) readOnlyError() error {
 	if cn.c.Flavor == Postgres {
-		return &PostgresError{Code: "25006", Message: "cannot execute INSERT in a read-only transaction"}
+		return &fakedriver.PostgresError{Code: "25006", Message: "cannot execute INSERT in a read-only transaction"}
 	}
-	return &MySQLError{Number: 1290, Message: "The MariaDB server is running with the --read-only option so it cannot execute this statement"}
+	return &fakedriver.MySQLError{Number: 1290, Message: "The MariaDB server is running with the --read-only option so it cannot execute this statement"}
 }
 
 // insertLocked runs an insert: inside a transaction it is buffered (its
