@@ -4,9 +4,9 @@ import (
 	"context"
 	"database/sql/driver"
 	"errors"
-	"github.com/rwpool/rwpool/internal/driverinfo"
 	"time"
 
+	"github.com/rwpool/rwpool/internal/driverinfo"
 	"github.com/rwpool/rwpool/pool"
 	"github.com/rwpool/rwpool/routing"
 )
@@ -95,8 +95,14 @@ func (vc *conn) onPin(ctx context.Context, o ctxOpts, d routing.Decision, write 
 				if ferr == errAbandoned {
 					// The fence's query on the pin hung: the pin is its
 					// goroutine's now, which closes it when the driver
-					// lets go. The refusal stands.
-					l.abandon()
+					// lets go. It held nothing yet (fresh), so the lease
+					// goes on. With failover_wait the write waits for a
+					// writable primary and runs again, as after any
+					// refusal; without, the refusal stands.
+					l.letGo()
+					if vc.c.cfg.FailoverWait > 0 {
+						continue
+					}
 					return err
 				}
 				if rerun {

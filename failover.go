@@ -79,11 +79,14 @@ func (c *Connector) writable(ctx context.Context, until *time.Time) error {
 // rerunReadOnly reports whether a write that n, the primary when it was
 // sent, answered read-only on pc (so applied nothing) runs again: if n's
 // endpoint moved, on a connection through it (fence.go); with
-// failover_wait, once a writable primary is there, when n still is the
-// primary and reports itself read-only, or when a promotion was followed
-// while the write ran (by the health checker, or by the fence's fresh
-// probe of n) and another node is the primary now. It returns
-// errAbandoned when the fence gave pc up to a query stuck in the driver.
+// failover_wait, always, once a writable primary is there (the caller's
+// next writable() waits for one). The health checker may not have seen
+// the read-only spell at all: a primary made read-only for a moment while
+// its probes timed out, and writable again by the time the fence asked,
+// refused a write that nothing stops from running now. Only "not a
+// writable primary yet" is the health checker's to say; the attempts are
+// bounded by maxWriteAttempts and failover_wait. It returns errAbandoned
+// when the fence gave pc up to a query stuck in the driver.
 func (c *Connector) rerunReadOnly(ctx context.Context, n *node, pc *pool.Conn) (bool, error) {
 	if n.isPrimary() {
 		moved, err := n.fence(ctx, pc)
@@ -91,7 +94,7 @@ func (c *Connector) rerunReadOnly(ctx context.Context, n *node, pc *pool.Conn) (
 			return moved, err
 		}
 	}
-	return c.cfg.FailoverWait > 0 && (!n.isPrimary() || n.health.RoleMismatch()), nil
+	return c.cfg.FailoverWait > 0, nil
 }
 
 // awaitPrimary waits until the primary takes writes, or until *until (set

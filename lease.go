@@ -152,11 +152,18 @@ func (l *lease) settle(ctx context.Context, err error, fresh bool) (outcome, err
 // The statements prepared on it are forgotten, not closed: closing one
 // now would race the abandoned call.
 func (l *lease) abandon() {
+	l.letGo()
+	l.lose()
+}
+
+// letGo gives the pin up to the goroutine still in the driver, as abandon
+// does, but keeps the lease: for a pin taken by the call that was
+// abandoned, which held no session state yet.
+func (l *lease) letGo() {
 	l.forgetTx()
 	l.detach()
 	l.n.closedBroken.Add(1)
 	l.pc, l.n, l.dirty, l.rows = nil, nil, false, 0
-	l.lose()
 }
 
 // drop closes the pin, which is broken or can't be trusted, with the
