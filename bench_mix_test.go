@@ -4,9 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"github.com/rwpool/rwpool"
 	"strings"
 	"testing"
+
+	"github.com/rwpool/rwpool"
 )
 
 // mixStatement is one statement of the mix and how it is run.

@@ -5,12 +5,12 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
-	"github.com/rwpool/rwpool/internal/replication"
-	"github.com/rwpool/rwpool/pool"
 	"sync"
 	"time"
 
 	"github.com/rwpool/rwpool/health"
+	"github.com/rwpool/rwpool/internal/replication"
+	"github.com/rwpool/rwpool/pool"
 )
 
 // This file fences a demoted primary. After a switchover behind an

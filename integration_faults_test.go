@@ -15,6 +15,7 @@ package rwpool_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -35,17 +36,27 @@ const (
 	minWindowCalls = 100
 )
 
-// warmUp waits until every replica answered a read of the load.
-func warmUp(t *testing.T, cl *cluster, seen *sightings) {
+// warmUp waits until every replica answered a read of the load on db. It
+// is a precondition, not a measurement: its bound is generous (a replica
+// that a previous test hung or restarted may still be reconnecting to its
+// primary on a loaded machine), and a failure names the replicas never
+// seen and rwpool's view of every node.
+func warmUp(t *testing.T, cl *cluster, db *sql.DB, seen *sightings) {
 	t.Helper()
-	eventually(t, 5*time.Second, "every replica answers reads before the fault", func() bool {
+	const bound = 15 * time.Second
+	missing := func() []string {
+		var m []string
 		for _, r := range cl.Replicas {
 			if seen.lastSeen(portOf(r)).IsZero() {
-				return false
+				m = append(m, portOf(r))
 			}
 		}
-		return true
-	})
+		return m
+	}
+	if _, ok := poll(bound, func() bool { return len(missing()) == 0 }); !ok {
+		s, err := rwpool.Stats(db)
+		t.Fatalf("every replica answers reads before the fault: not within %s; never seen: ports %v; stats (err %v):\n%s", bound, missing(), err, s)
+	}
 }
 
 // noFailedReads fails the test if any read of res failed.
@@ -84,7 +95,7 @@ func TestFaultKillReplica(t *testing.T) {
 		seen := newSightings()
 		avail := watchAvailability(t, db)
 		l := startLoad(t, db, 8, cl.readFn(db, seen))
-		warmUp(t, cl, seen)
+		warmUp(t, cl, db, seen)
 
 		kill := time.Now()
 		cl.fault(t, "kill-node", r1)
@@ -125,7 +136,7 @@ func TestFaultKillBothReplicas(t *testing.T) {
 		seen := newSightings()
 		avail := watchAvailability(t, db)
 		l := startLoad(t, db, 8, cl.readFn(db, seen))
-		warmUp(t, cl, seen)
+		warmUp(t, cl, db, seen)
 
 		kill := time.Now()
 		cl.fault(t, "kill-node", r1)
@@ -190,7 +201,7 @@ func TestFaultKillPrimary(t *testing.T) {
 		var ids atomic.Int64
 		reads := startLoad(t, db, 4, cl.readFn(db, seen))
 		writes := startLoad(t, db, 4, writeFn(db, table, &ids, seen))
-		warmUp(t, cl, seen)
+		warmUp(t, cl, db, seen)
 		eventually(t, 5*time.Second, "writes succeed before the fault", func() bool { return !seen.lastSeen("write").IsZero() })
 
 		kill := time.Now()
@@ -266,7 +277,7 @@ func TestFaultHangReplica(t *testing.T) {
 		seen := newSightings()
 		avail := watchAvailability(t, db)
 		l := startLoad(t, db, 8, cl.readFn(db, seen)) // faultReadTimeout = 2s per read
-		warmUp(t, cl, seen)
+		warmUp(t, cl, db, seen)
 
 		w := cl.hangNode(t, l, r1, 6*time.Second, 2500*time.Millisecond)
 		hang, hung, resume := w.hang, w.hung, w.resume
@@ -310,7 +321,7 @@ func TestFaultFlappingReplica(t *testing.T) {
 		seen := newSightings()
 		avail := watchAvailability(t, db)
 		l := startLoad(t, db, 8, cl.readFn(db, seen))
-		warmUp(t, cl, seen)
+		warmUp(t, cl, db, seen)
 
 		begin := time.Now()
 		tick := time.NewTicker(time.Second)

@@ -21,7 +21,7 @@ func TestFaultHangReplicaRescue(t *testing.T) {
 		r1 := cl.Replicas[0]
 		seen := newSightings()
 		l := startLoadTimeout(t, db, 8, deadline, cl.readFn(db, seen))
-		warmUp(t, cl, seen)
+		warmUp(t, cl, db, seen)
 
 		w := cl.hangNode(t, l, r1, 6*time.Second, longest)
 		res := l.stop()

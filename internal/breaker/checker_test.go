@@ -3,10 +3,11 @@ package breaker
 import (
 	"errors"
 	"fmt"
-	"github.com/rwpool/rwpool/health"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/rwpool/rwpool/health"
 )
 
 func TestCheckerTripsAfterConfirmationAndRecovers(t *testing.T) {

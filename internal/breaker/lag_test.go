@@ -2,8 +2,9 @@ package breaker
 
 import (
 	"errors"
-	"github.com/rwpool/rwpool/health"
 	"testing"
+
+	"github.com/rwpool/rwpool/health"
 )
 
 func TestLaggingTransitions(t *testing.T) {

@@ -3,10 +3,11 @@ package breaker
 import (
 	"errors"
 	"fmt"
-	"github.com/rwpool/rwpool/health"
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/rwpool/rwpool/health"
 )
 
 func TestTransitionsAreIdempotentUnderConcurrency(t *testing.T) {
