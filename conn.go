@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql/driver"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/rwpool/rwpool/internal/driverinfo"
@@ -148,18 +149,35 @@ func (vc *conn) read(ctx context.Context, o ctxOpts, d routing.Decision, query s
 	var lastErr error
 	var failed *node // the node whose failed read the next attempt replays
 	replays, behind := 0, 0
-	vc.lease.unpark() // before borrowing another: a pool of one must not wait for itself
-	var plan readPlan
+	vc.lease.unpark()              // before borrowing another: a pool of one must not wait for itself
+	plan := readPlan{s: o.session} // with WithPrimary, the session still learns where it read
 	if !o.primary {
-		plan = vc.c.planRead(ctx, o.session)
+		var err error
+		if plan, err = vc.c.planRead(ctx, o); err != nil {
+			return nil, err
+		}
 	}
-	if o.primary || o.session != nil {
+	if o.primary || o.session != nil || plan.causal {
 		query = "" // nowhere equivalent to hedge to
 	}
 	for {
-		n, why, err := vc.c.routeRead(o.primary || plan.primary, tried, behind > 0)
+		if plan.prefer != nil && !plan.floored && slices.Contains(tried, plan.prefer) && !vc.c.floor(ctx, &plan) {
+			// The session's replica failed this read, and what it
+			// could have shown is unknown: the primary has it.
+			plan.primary, plan.reason = true, reasonSessionUnknown
+		}
+		n, why, err := vc.c.routeCausal(o.primary || plan.primary, tried, behind > 0, &plan)
+		if behind > 0 && !plan.rebased && plan.causal && (err != nil || n == vc.c.primaryNode()) {
+			// No replica has the read's position: before the fallback,
+			// make sure the primary has it, or the position names
+			// writes no node will have (lost in a promotion).
+			if vc.c.rebase(ctx, &plan) {
+				tried, behind = tried[:0], 0
+				continue
+			}
+		}
 		if err != nil {
-			if lastErr != nil {
+			if lastErr != nil && !errors.Is(err, ErrTooStale) {
 				return nil, lastErr
 			}
 			return nil, err
@@ -248,11 +266,15 @@ func (vc *conn) read(ctx context.Context, o ctxOpts, d routing.Decision, query s
 			}
 			if rs != nil {
 				rs.pc, rs.n, rs.vc, rs.rc = pc, n, vc, rc
+				plan.served(n)
 				return rs, nil
 			}
 			rc.finish()
 			var out outcome
 			if out, err = vc.settleRead(ctx, pc, n, err); err == nil || out == abandoned {
+				if err == nil {
+					plan.served(n)
+				}
 				return nil, err
 			}
 		}

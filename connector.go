@@ -38,14 +38,16 @@ type Connector struct {
 	replicas    []*node
 	nodes       []*node // primary first, then replicas in DSN order
 	picker      *pick.Picker
-	readers     []*node             // the picker's candidates, in its order: the replicas, or every node with follow_promotion
-	adaptive    bool                // balance=adaptive: reads are measured (balance.go)
-	clock       func() int64        // balance=adaptive's monotonic clock, ns
-	follow      follower            // the roles the servers report, with follow_promotion (promote.go)
-	cache       *routecache.Cache   // the classifier's decisions for repeated statements
-	hedges      hedgeBudget         // hedge_budget's accounting (hedge.go)
-	flav        atomic.Uint32       // replication.Flavor, once known
-	history     replication.History // the primary's recent positions, for replica lag
+	readers     []*node                // the picker's candidates, in its order: the replicas, or every node with follow_promotion
+	adaptive    bool                   // balance=adaptive: reads are measured (balance.go)
+	clock       func() int64           // balance=adaptive's monotonic clock, ns
+	follow      follower               // the roles the servers report, with follow_promotion (promote.go)
+	cache       *routecache.Cache      // the classifier's decisions for repeated statements
+	hedges      hedgeBudget            // hedge_budget's accounting (hedge.go)
+	flav        atomic.Uint32          // replication.Flavor, once known
+	history     replication.History    // the primary's recent positions, for replica lag
+	fresh       freshPrimary           // the primary's newest position and when it was asked (staleness.go)
+	clusterID   atomic.Pointer[uint32] // the cluster's token tag, once read (token.go)
 
 	logger  atomic.Pointer[slog.Logger]
 	handler atomic.Pointer[func(Event)]

@@ -1,15 +1,19 @@
 package rwpool
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 type ctxKey struct{}
 
 // ctxOpts is everything rwpool reads from a statement's context, kept
 // under one key so a statement costs one context lookup.
 type ctxOpts struct {
-	primary bool
-	route   *Route
-	session *session // WithSession
+	primary   bool
+	route     *Route
+	session   *session      // WithSession
+	staleness time.Duration // WithMaxStaleness
 }
 
 func optsOf(ctx context.Context) ctxOpts {

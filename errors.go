@@ -69,6 +69,20 @@ var (
 	// ErrNotRWPool is returned by the functions that take a *sql.DB or a
 	// *sql.Conn (Stats, Configure, Raw) for one not opened with rwpool.
 	ErrNotRWPool = errors.New("rwpool: not an rwpool database")
+
+	// ErrInvalidToken is wrapped by the error of WithSessionToken for a
+	// token that is not one (garbage, truncated, altered, too long, of a
+	// version this rwpool does not read), and by the error of a read
+	// whose session resumed a token of another cluster or another kind of
+	// server. Such a token never makes a read wait or panic.
+	ErrInvalidToken = errors.New("rwpool: invalid session token")
+
+	// ErrTooStale is wrapped by the error of a read that must see a
+	// position (a causal session's writes, a resumed token, what the
+	// session read before, a WithMaxStaleness bound) when no replica had
+	// it within causal_wait and causal_fallback=error. It wraps
+	// ErrUnavailable.
+	ErrTooStale = fmt.Errorf("rwpool: no replica is fresh enough: %w", ErrUnavailable)
 )
 
 // Errors rwpool uses among its own functions; none reaches a caller.
@@ -76,9 +90,10 @@ var (
 	// errAbandoned says a call outlived its context: the caller returns
 	// ctx.Err() and the connection now belongs to the goroutine still in
 	// the driver, which destroys it when the driver lets go (see await).
-	errAbandoned = errors.New("rwpool: call abandoned at its deadline")
-	errNoFlavor  = errors.New("no replication positions for this driver")
-	errNoRow     = errors.New("no row")
+	errAbandoned  = errors.New("rwpool: call abandoned at its deadline")
+	errNoFlavor   = errors.New("no replication positions for this driver")
+	errNoRow      = errors.New("no row")
+	errNoPosition = errors.New("the primary reported no replication position")
 )
 
 // errLeaseLost is returned by every call on a connection whose lease was

@@ -43,6 +43,7 @@ func (c *Connector) forgetPositions() {
 	for _, n := range c.nodes {
 		n.repl.forget()
 	}
+	c.fresh.forget()
 }
 
 // advance raises the node's known position to include p. Positions only

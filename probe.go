@@ -96,6 +96,7 @@ func (n *node) status(conn driver.Conn, dialled bool) (keep bool) {
 		ident string
 	}
 	primary := n.isPrimary()
+	asked := time.Now()
 	r, err := await(&n.c.bg, ctx, func() (result, error) {
 		st, err := n.readStatus(ctx, conn)
 		r := result{st: st, at: time.Now()}
@@ -119,6 +120,9 @@ func (n *node) status(conn driver.Conn, dialled bool) (keep bool) {
 		return false
 	}
 	n.observeOn(r.at, r.st, r.ident, err)
+	if err == nil && primary && n.isPrimary() && !r.st.ReadOnly {
+		n.c.fresh.note(asked, r.st.Pos)
+	}
 	if r.ident != "" && !primary {
 		n.sameServer(r.ident)
 		n.confirmMove()

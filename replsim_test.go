@@ -61,7 +61,9 @@ func TestSessionRoutesByPosition(t *testing.T) {
 	if r.Node != "primary" || !strings.Contains(r.Reason, "no replica has applied") {
 		t.Errorf("with no replica caught up the session read went to %s (%s)", r.Node, r.Reason)
 	}
-	if sim.Node(cl+"/r1").Count("pg_last_wal_replay_lsn()") != 1 || sim.Node(cl+"/r2").Count("pg_last_wal_replay_lsn()") != 1 {
+	// The first replica asked polls its replay position within
+	// causal_wait; the other is asked once.
+	if sim.Node(cl+"/r1").Count("pg_last_wal_replay_lsn()") < 1 || sim.Node(cl+"/r2").Count("pg_last_wal_replay_lsn()") < 1 {
 		t.Error("not every replica was asked for its replay position")
 	}
 	if r := simRead(t, db, context.Background()); r.Role != "replica" {

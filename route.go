@@ -3,6 +3,7 @@ package rwpool
 import (
 	"context"
 	"database/sql/driver"
+	"fmt"
 	"slices"
 	"time"
 
@@ -44,6 +45,10 @@ const (
 	reasonSessionUnknown  = "read-your-writes: the session's write position is unknown"
 	reasonSessionBehind   = "read-your-writes: no replica has applied the session's writes"
 	reasonSessionPromoted = "read-your-writes: a promotion changed the primary since the session's writes"
+	reasonSessionReplica  = "causal: the replica of the session's last read"
+	reasonCausalReplica   = "causal: a replica that has applied the read's position"
+	reasonStaleUnknown    = "max staleness: the primary's position is unknown"
+	reasonStaleBehind     = "max staleness: no replica is fresh enough"
 )
 
 // pins reports whether a statement classified d runs on the lease's pin,
@@ -109,15 +114,59 @@ func (c *Connector) pickRead(primary bool, tried []*node, behind bool) (*node, s
 	return nil, "", errNoReplica
 }
 
+// routeCausal is routeRead for a read with a plan (session.go): the
+// replica of the session's last read goes first while it is available;
+// when no replica has the plan's position (behind), causal_fallback says
+// whether the primary serves the read or it fails with ErrTooStale.
+func (c *Connector) routeCausal(primary bool, tried []*node, behind bool, plan *readPlan) (*node, string, error) {
+	if !primary && plan.prefer != nil && !slices.Contains(tried, plan.prefer) && (readNode{plan.prefer}).Available() {
+		return plan.prefer, reasonSessionReplica, nil
+	}
+	n, why, err := c.routeRead(primary, tried, behind)
+	switch {
+	case err != nil || !plan.causal:
+	case why == reasonSessionBehind && c.cfg.CausalFallback == dsn.FallbackError:
+		return nil, "", fmt.Errorf("rwpool: %d replicas asked, none had applied the read's position within causal_wait=%s: %w",
+			len(tried), c.cfg.CausalWait, ErrTooStale)
+	case why == reasonSessionBehind && plan.s == nil:
+		why = reasonStaleBehind
+	case why == "" && n != c.primaryNode():
+		why = reasonCausalReplica
+	}
+	return n, why, err
+}
+
+// rebase checks, before a read whose position no replica has falls back,
+// that the primary has it. When even the primary's current position does
+// not cover it, the position names writes no node will ever have (a
+// promotion lost them): the session's position is lowered to the
+// primary's, and rebase reports true, for the replicas to be asked again.
+func (c *Connector) rebase(ctx context.Context, plan *readPlan) bool {
+	plan.rebased = true
+	if c.primaryNode().repl.position().Covers(plan.target) {
+		return false
+	}
+	cur, err := c.primaryPosition(ctx)
+	if err != nil || cur.IsZero() || cur.Covers(plan.target) {
+		return false
+	}
+	if plan.s != nil {
+		plan.s.rebase(cur)
+	}
+	plan.target = cur
+	return true
+}
+
 // routeTx chooses the node a transaction begins on: the primary, or for a
 // read-only transaction with readonly_tx=replica a replica by weight (the
 // primary with none configured; with none available, fallback decides). A
-// session that has written runs its transactions on the primary: a replica
-// would have to prove it has the writes first. A read-write transaction
+// session that has written, resumed a token or read (monotonic reads), or a
+// staleness bound, runs its transactions on the primary: a replica would
+// have to prove it has the position first. A read-write transaction
 // waits for a writable primary with failover_wait, until *until (see
 // awaitPrimary).
 func (c *Connector) routeTx(ctx context.Context, o ctxOpts, opts driver.TxOptions, until *time.Time) (*node, error) {
-	if opts.ReadOnly && c.cfg.ReadOnlyTx == dsn.ReadOnlyTxReplica && !o.primary && !o.session.hasWritten() {
+	if opts.ReadOnly && c.cfg.ReadOnlyTx == dsn.ReadOnlyTxReplica && !o.primary && !o.session.binds() && o.staleness == 0 {
 		n, _, err := c.routeRead(false, nil, false)
 		return n, err
 	}

@@ -2,6 +2,8 @@ package rwpool
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -55,59 +57,173 @@ func WithSession(ctx context.Context) context.Context {
 // session is the state of one causal session. Goroutines may share it.
 type session struct {
 	mu      sync.Mutex
-	target  replication.Position // covers every write whose position was read
+	target  replication.Position // covers every write whose position was read, and every token resumed
 	pending int                  // writes whose position is not read yet
 	wroteAt time.Time            // the last write, for read_your_writes
 	epoch   uint64               // the Connector's promotions when the session last wrote (follow_promotion)
+	c       *Connector           // the Connector the session last read or wrote through, for SessionToken
+
+	// Tokens (token.go).
+	resumed bool   // a token was resumed: target binds reads before any write here
+	cluster uint32 // the cluster tag of the tokens resumed; 0: none known
+	foreign bool   // a token of another cluster or kind of server was resumed
+
+	// Monotonic reads: a session reads from the node that served its
+	// last read while that one is available; a read elsewhere must cover
+	// what that node could have shown (see planRead).
+	last    *node                // the node that served the session's last read
+	lastEnd time.Time            // when that read returned
+	seen    replication.Position // what the session's reads are known to have seen, at least (for its token)
 }
 
 // Time budgets of session reads.
 const (
-	// sessionWait is how long a replica may wait for a session's write
-	// (MASTER_GTID_WAIT) before the primary serves the read instead.
-	sessionWait = 50 * time.Millisecond
 	// sessionSkipLag: a replica measured further behind than this is not
 	// even asked whether it has a write made a moment ago.
 	sessionSkipLag = time.Second
 )
 
-// readPlan is where a read of a session may go.
+// readPlan is where a read of a session, or of a staleness bound, may go.
 type readPlan struct {
 	primary bool                 // the primary only, for reason
 	reason  string               //
 	target  replication.Position // replicas must have applied this
+	causal  bool                 // target is a session's or a bound's: a replica serving it is a causal read
+	prefer  *node                // the replica that served the session's last read: it goes first
+	floored bool                 // target covers what prefer could have shown (monotonic reads)
+	rebased bool                 // the session's target was checked against the primary's (rebase)
+	s       *session
+	since   time.Time // s.lastEnd: what prefer showed was the primary's at this moment, at most
 }
 
-// planRead decides how a read of session s must be routed. It is free for
-// a session that has not written.
-func (c *Connector) planRead(ctx context.Context, s *session) readPlan {
+// planRead decides how a read with o (its session, its staleness bound)
+// must be routed. It costs nothing without either, and one lock of the
+// session with one.
+func (c *Connector) planRead(ctx context.Context, o ctxOpts) (readPlan, error) {
+	var plan readPlan
+	if d := o.staleness; d > 0 {
+		p, err := c.primarySince(ctx, time.Now().Add(-d))
+		if err != nil {
+			// The primary's position cannot be known: the primary
+			// itself is the one node sure to be fresh enough.
+			return readPlan{primary: true, reason: reasonStaleUnknown}, nil
+		}
+		plan.target, plan.causal = p, true
+	}
+	s := o.session
 	if s == nil {
-		return readPlan{}
+		return plan, nil
 	}
 	s.mu.Lock()
+	s.c = c
 	wroteAt, target, pending, epoch := s.wroteAt, s.target, s.pending, s.epoch
+	resumed, cluster, foreign := s.resumed, s.cluster, s.foreign
+	last, lastEnd := s.last, s.lastEnd
 	s.mu.Unlock()
+	plan.s = s
+	if resumed {
+		if err := c.checkToken(ctx, target, cluster, foreign); err != nil {
+			return readPlan{}, err
+		}
+	}
 	switch {
-	case wroteAt.IsZero():
-		return readPlan{}
-	case epoch != c.follow.epoch.Load():
+	case wroteAt.IsZero() && !resumed:
+	case !wroteAt.IsZero() && epoch != c.follow.epoch.Load():
 		// The session's positions came from another primary than
 		// today's: only the new primary is sure to have its writes.
-		return readPlan{primary: true, reason: reasonSessionPromoted}
+		return readPlan{primary: true, reason: reasonSessionPromoted}, nil
 	case c.cfg.ReadYourWrites > 0:
-		if time.Since(wroteAt) < c.cfg.ReadYourWrites {
-			return readPlan{primary: true, reason: reasonSessionWindow}
+		if !wroteAt.IsZero() && time.Since(wroteAt) < c.cfg.ReadYourWrites {
+			return readPlan{primary: true, reason: reasonSessionWindow}, nil
 		}
-		return readPlan{}
 	case pending > 0:
 		p, err := c.primaryPosition(ctx)
 		if err != nil {
-			return readPlan{primary: true, reason: reasonSessionUnknown}
+			return readPlan{primary: true, reason: reasonSessionUnknown}, nil
 		}
 		s.resolved(p, pending)
 		target = target.Merge(p)
+		fallthrough
+	default:
+		plan.target, plan.causal = plan.target.Merge(target), true
 	}
-	return readPlan{target: target}
+	if last == nil || c.cfg.ReadYourWrites > 0 {
+		return plan, nil
+	}
+	plan.since = lastEnd
+	if last != c.primaryNode() && (readNode{last}).Available() && slices.Contains(c.readers, last) {
+		plan.prefer = last
+		return plan, nil
+	}
+	// The last read's node cannot serve this one: another must cover
+	// what it could have shown.
+	if !c.floor(ctx, &plan) {
+		return readPlan{primary: true, reason: reasonSessionUnknown}, nil
+	}
+	return plan, nil
+}
+
+// floor raises the plan's target to what the node that served the
+// session's last read could have shown: the primary's position at that
+// read's end or later, an upper bound of any node's then (monotonic
+// reads). It is free when such a position is known already (the health
+// checker's, another read's), else one round trip to the primary, shared.
+// It reports false when that position cannot be known.
+func (c *Connector) floor(ctx context.Context, plan *readPlan) bool {
+	plan.floored = true
+	p, err := c.primarySince(ctx, plan.since)
+	if err != nil {
+		return false
+	}
+	plan.target, plan.causal = plan.target.Merge(p), true
+	return true
+}
+
+// served records that n served a read of the plan's session: the
+// session's next reads go there first, and its token says what n is
+// known to have applied.
+func (p *readPlan) served(n *node) {
+	s := p.s
+	if s == nil {
+		return
+	}
+	now := time.Now()
+	s.mu.Lock()
+	s.last, s.lastEnd = n, now
+	if !n.isPrimary() {
+		s.seen = s.seen.Merge(n.repl.position())
+	}
+	s.mu.Unlock()
+}
+
+// checkToken fails a read of a session that resumed a token of another
+// cluster (the tags differ) or of another kind of server.
+func (c *Connector) checkToken(ctx context.Context, target replication.Position, cluster uint32, foreign bool) error {
+	if foreign {
+		return fmt.Errorf("%w: the session resumed tokens of two clusters or kinds of server", ErrInvalidToken)
+	}
+	if f := replication.Flavor(c.flav.Load()); f != replication.Unknown && !target.IsZero() && target.Flavor() != f {
+		return fmt.Errorf("%w: a %s token on a %s cluster", ErrInvalidToken, target.Flavor(), f)
+	}
+	if cluster != 0 {
+		if tag := c.clusterTag(ctx); tag != 0 && tag != cluster {
+			return fmt.Errorf("%w: the token was made on another cluster", ErrInvalidToken)
+		}
+	}
+	return nil
+}
+
+// rebase lowers the session's target to the primary's position p when p
+// does not cover it: the target names writes no node will ever have (a
+// promotion lost them, or they are another history's), and reads must not
+// wait for them forever.
+func (s *session) rebase(p replication.Position) {
+	s.mu.Lock()
+	if !p.Covers(s.target) {
+		s.target = p
+		s.seen = replication.Position{}
+	}
+	s.mu.Unlock()
 }
 
 // needsCheck reports whether replica n must be asked before it serves a
@@ -131,6 +247,9 @@ func (p *readPlan) needsCheck(n *node) bool {
 // caller's to discard.
 func (c *Connector) wrote(ctx context.Context, s *session, pc *pool.Conn) error {
 	now := time.Now()
+	s.mu.Lock()
+	s.c = c
+	s.mu.Unlock()
 	if c.cfg.ReadYourWrites > 0 {
 		s.mu.Lock()
 		s.wroteAt, s.epoch = now, c.follow.epoch.Load()
@@ -207,9 +326,11 @@ func (c *Connector) primaryPosition(ctx context.Context) (replication.Position, 
 	// session's pending writes for any replica.
 	ctx, cancel := boundCtx(ctx, c.cfg.ProbeTimeout)
 	defer cancel()
+	asked := time.Now()
 	p, err := c.position(ctx, pc, replication.CurrentQuery)
 	if _, err = n.settle(ctx, pc, err); err == nil {
 		n.repl.advance(p)
+		c.fresh.note(asked, p)
 	}
 	return p, err
 }
@@ -223,39 +344,65 @@ func (c *Connector) primaryPosition(ctx context.Context) (replication.Position, 
 func (c *Connector) caughtUp(ctx context.Context, pc *pool.Conn, n *node, target replication.Position, wait time.Duration) (bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.ProbeTimeout+wait)
 	defer cancel()
-	v, err := c.queryValue(ctx, pc, replication.AppliedQuery(target, wait))
-	if err != nil {
-		return false, err
+	start := time.Now()
+	for poll := pollFirst; ; poll = min(2*poll, pollMax) {
+		v, err := c.queryValue(ctx, pc, replication.AppliedQuery(target, wait))
+		if err != nil {
+			return false, err
+		}
+		ok, at, err := replication.Applied(target, v)
+		if err != nil {
+			return false, err
+		}
+		n.repl.advance(at)
+		// MariaDB and MySQL waited on the server; PostgreSQL has no such
+		// wait, so its replay position is polled until wait is over.
+		left := wait - time.Since(start)
+		if ok || target.Flavor() != replication.Postgres || left <= 0 {
+			return ok, nil
+		}
+		t := time.NewTimer(min(poll, left))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return false, nil
+		}
 	}
-	ok, at, err := replication.Applied(target, v)
-	if err != nil {
-		return false, err
-	}
-	n.repl.advance(at)
-	return ok, nil
 }
+
+// The polling of a PostgreSQL replica's replay position within
+// causal_wait: often at first (a write made a moment ago is usually
+// replayed within a millisecond or two on a healthy replica), then less,
+// so that a replica far behind costs a few round trips, not hundreds.
+const (
+	pollFirst = time.Millisecond
+	pollMax   = 10 * time.Millisecond
+)
 
 // hasApplied asks replica n, on pc, whether it has applied the plan's
 // target (see caughtUp); first says no replica was asked before for this
 // read. A replica measured well behind is not asked: it has not.
 func (c *Connector) hasApplied(ctx context.Context, pc *pool.Conn, n *node, p *readPlan, first bool) (bool, error) {
-	wait, ask := sessionWaitFor(n, first)
+	wait, ask := c.causalWaitFor(n, first)
 	if !ask {
 		return false, nil
 	}
 	return c.caughtUp(ctx, pc, n, p.target, wait)
 }
 
-// sessionWaitFor returns how long replica n may wait for a session's
-// write, and whether it is worth asking at all: a replica measured well
-// behind is not.
-func sessionWaitFor(n *node, first bool) (time.Duration, bool) {
+// causalWaitFor returns how long replica n may wait for a read's position
+// (causal_wait), and whether it is worth asking at all: a replica
+// measured well behind is not. Only the first replica asked for a read
+// waits, and only one not measured behind by more than the wait: the
+// read's whole wait stays within causal_wait.
+func (c *Connector) causalWaitFor(n *node, first bool) (time.Duration, bool) {
 	lag, known := n.health.Lag()
-	if known && lag > sessionSkipLag {
+	if known && lag > max(sessionSkipLag, c.cfg.CausalWait) {
 		return 0, false
 	}
-	if first && known && lag <= sessionWait {
-		return sessionWait, true
+	if w := c.cfg.CausalWait; first && (!known || lag <= w) {
+		return w, true
 	}
 	return 0, true
 }
@@ -282,14 +429,15 @@ func boundCtx(ctx context.Context, d time.Duration) (context.Context, context.Ca
 	return context.WithTimeout(ctx, d)
 }
 
-// hasWritten reports whether the session (which may be nil) has written.
-func (s *session) hasWritten() bool {
+// binds reports whether the session (which may be nil) constrains where
+// its reads may go: it has written, resumed a token, or read.
+func (s *session) binds() bool {
 	if s == nil {
 		return false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return !s.wroteAt.IsZero()
+	return !s.wroteAt.IsZero() || s.resumed || s.last != nil
 }
 
 // pinnedStatement follows, for causal sessions, query (classified d),

@@ -116,6 +116,7 @@ const (
 	defaultProbeQuery     = "SELECT 1"
 	defaultProbeTimeout   = 1 * time.Second
 	defaultHedgeBudget    = 10.0 // percent
+	defaultCausalWait     = 50 * time.Millisecond
 	defaultBreaker        = true
 	defaultFallback       = FallbackPrimary
 	defaultReadOnlyTx     = ReadOnlyTxReplica
@@ -237,6 +238,18 @@ type Config struct {
 	// load a slow node already causes; a read over budget is not hedged
 	// (hedge_budget, in (0, 100], default 10).
 	HedgeBudget float64
+	// CausalWait is how long a read that must see a position (a causal
+	// session's writes or resumed token, what the session read before, a
+	// WithMaxStaleness bound) and that no replica can serve yet may wait
+	// for one to catch up before CausalFallback decides: MariaDB waits on
+	// the server (MASTER_GTID_WAIT), PostgreSQL polls the replica's replay
+	// position. 0 never waits (causal_wait, default 50ms).
+	CausalWait time.Duration
+	// CausalFallback says who serves such a read after CausalWait:
+	// FallbackPrimary, which has everything (the default), or
+	// FallbackError, which fails the read with an error wrapping
+	// rwpool.ErrTooStale (causal_fallback=primary|error).
+	CausalFallback Fallback
 
 	// made is set by NewConfig (and so Parse): the Config started from the
 	// defaults. Validate rejects a Config without it.
@@ -269,6 +282,7 @@ func NewConfig() *Config {
 		Fallback:       defaultFallback,
 		ReadOnlyTx:     defaultReadOnlyTx,
 		HedgeBudget:    defaultHedgeBudget,
+		CausalWait:     defaultCausalWait,
 	}
 }
 

@@ -99,6 +99,8 @@ func (c *Config) GoString() string {
 	field("FollowPromotion", strconv.FormatBool(c.FollowPromotion))
 	field("HedgeAfter", dur(c.HedgeAfter))
 	field("HedgeBudget", strconv.FormatFloat(c.HedgeBudget, 'g', -1, 64))
+	field("CausalWait", dur(c.CausalWait))
+	field("CausalFallback", strconv.Itoa(int(c.CausalFallback)))
 	b.WriteString("}")
 	return b.String()
 }
@@ -181,6 +183,12 @@ func (c *Config) format(redact bool) string {
 	}
 	if c.HedgeBudget != defaultHedgeBudget {
 		item(keyHedgeBudget, strconv.FormatFloat(c.HedgeBudget, 'g', -1, 64)+"%")
+	}
+	if c.CausalWait != defaultCausalWait {
+		item(keyCausalWait, c.CausalWait.String())
+	}
+	if c.CausalFallback != defaultFallback {
+		item(keyCausalFallback, c.CausalFallback.String())
 	}
 	return b.String()
 }

@@ -156,7 +156,7 @@ func TestGoString(t *testing.T) {
 	want := `&dsn.Config{Driver:"pg", Primary:dsn.Node{Name:"primary", DSN:"host=h password=***", Weight:1, Role:dsn.RolePrimary}, ` +
 		`Replicas:[]dsn.Node{dsn.Node{Name:"replica1", DSN:"r", Weight:2, Role:dsn.RoleReplica}}, PoolSize:100, MinIdle:0, ` +
 		`AcquireTimeout:10000000000, IdleTimeout:20000000000, MaxLifetime:1800000000000, MaxWaiters:10000, CheckInterval:2000000000, ` +
-		`ProbeQuery:"SELECT 1", ProbeTimeout:1000000000, Breaker:true, Fallback:0, ReadOnlyTx:0, Balance:0, MaxLag:0, ReadYourWrites:0, ResetQuery:"", FailoverWait:0, FollowPromotion:false, HedgeAfter:0, HedgeBudget:10}`
+		`ProbeQuery:"SELECT 1", ProbeTimeout:1000000000, Breaker:true, Fallback:0, ReadOnlyTx:0, Balance:0, MaxLag:0, ReadYourWrites:0, ResetQuery:"", FailoverWait:0, FollowPromotion:false, HedgeAfter:0, HedgeBudget:10, CausalWait:50000000, CausalFallback:0}`
 	if got := fmt.Sprintf("%#v", c); got != want {
 		t.Errorf("%%#v\n got %s\nwant %s", got, want)
 	}

@@ -25,6 +25,8 @@ const (
 	keyFollow         = "follow_promotion"
 	keyHedgeAfter     = "hedge_after"
 	keyHedgeBudget    = "hedge_budget"
+	keyCausalWait     = "causal_wait"
+	keyCausalFallback = "causal_fallback"
 )
 
 // Node attribute names.
@@ -40,6 +42,7 @@ var knownKeys = []string{
 	keyCheckInterval, keyProbeQuery, keyProbeTimeout, keyBreaker,
 	keyFallback, keyReadOnlyTx, keyBalance, keyMaxLag, keyReadYourWrites, keyResetQuery,
 	keyFailoverWait, keyFollow, keyHedgeAfter, keyHedgeBudget,
+	keyCausalWait, keyCausalFallback,
 }
 
 var knownAttrs = []string{attrWeight, attrName}

@@ -110,6 +110,17 @@ func (p *parser) apply(it item) error {
 		c.HedgeAfter, err = parseDuration(key, v)
 	case keyHedgeBudget:
 		c.HedgeBudget, err = parsePercent(key, v)
+	case keyCausalWait:
+		c.CausalWait, err = parseDuration(key, v)
+	case keyCausalFallback:
+		switch v.text {
+		case "primary":
+			c.CausalFallback = FallbackPrimary
+		case "error":
+			c.CausalFallback = FallbackError
+		default:
+			err = newErr(key, v.off, "invalid value "+quoteShort(v.text)+" (want primary or error)")
+		}
 	case keyFollow:
 		switch v.text {
 		case "on":

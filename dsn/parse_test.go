@@ -71,6 +71,7 @@ func TestDefaults(t *testing.T) {
 		Fallback:       FallbackPrimary,
 		ReadOnlyTx:     ReadOnlyTxReplica,
 		HedgeBudget:    10,
+		CausalWait:     50 * time.Millisecond,
 		made:           true,
 	}
 	if diff := cmp.Diff(want, got, cmpConfig); diff != "" {

@@ -118,6 +118,7 @@ func (c *Config) validateSettings() error {
 		{keyFailoverWait, c.FailoverWait, false},
 		{keyHedgeAfter, c.HedgeAfter, false},
 		{keyReadYourWrites, c.ReadYourWrites, false},
+		{keyCausalWait, c.CausalWait, false},
 	} {
 		if d.v < 0 {
 			return newErr(d.key, -1, "must not be negative, got "+d.v.String())
@@ -143,6 +144,9 @@ func (c *Config) validateSettings() error {
 	}
 	if c.Fallback != FallbackPrimary && c.Fallback != FallbackError {
 		return newErr(keyFallback, -1, "invalid value "+c.Fallback.String()+" (want primary or error)")
+	}
+	if c.CausalFallback != FallbackPrimary && c.CausalFallback != FallbackError {
+		return newErr(keyCausalFallback, -1, "invalid value "+c.CausalFallback.String()+" (want primary or error)")
 	}
 	if c.Balance != BalanceWeighted && c.Balance != BalanceAdaptive {
 		return newErr(keyBalance, -1, "invalid value "+c.Balance.String()+" (want weighted or adaptive)")

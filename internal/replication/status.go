@@ -72,6 +72,17 @@ func IdentityQuery(f Flavor) string {
 	return ""
 }
 
+// ClusterQuery returns a query whose one value names the cluster, the same
+// on its primary and every replica: PostgreSQL's system identifier. ""
+// where the server has none (MariaDB and MySQL replicas each have their
+// own server ids and UUIDs).
+func ClusterQuery(f Flavor) string {
+	if f == Postgres {
+		return "SELECT system_identifier::text FROM pg_control_system()"
+	}
+	return ""
+}
+
 // IdentityServer returns the part of identity, an answer to
 // IdentityQuery(f), that names the server whatever its restarts: all of
 // MySQL's and MariaDB's, PostgreSQL's address and port without the start
