@@ -384,6 +384,12 @@ const (
 // target (see caughtUp); first says no replica was asked before for this
 // read. A replica measured well behind is not asked: it has not.
 func (c *Connector) hasApplied(ctx context.Context, pc *pool.Conn, n *node, p *readPlan, first bool) (bool, error) {
+	if n.repl.position().Covers(p.target) {
+		// Known to have it, on some connection: this one is asked only
+		// because the endpoint may lead to several servers (needsCheck),
+		// whatever the replica's lag.
+		return c.caughtUp(ctx, pc, n, p.target, 0)
+	}
 	wait, ask := c.causalWaitFor(n, first)
 	if !ask {
 		return false, nil

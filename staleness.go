@@ -40,15 +40,25 @@ func WithMaxStaleness(ctx context.Context, d time.Duration) context.Context {
 	return context.WithValue(ctx, ctxKey{}, o)
 }
 
-// freshPrimary is the newest primary position known together with the
+// freshPrimary keeps the primary's recent positions, each with the
 // moment it was asked for (the question's start: the position covers
 // everything committed before then), and the one question to the primary
 // in flight, which concurrent reads share.
 type freshPrimary struct {
 	mu       sync.Mutex
-	asked    time.Time
-	pos      replication.Position
+	samples  [freshSamples]freshSample // a ring, oldest first from next-n
+	next, n  int
 	inflight *freshCall
+}
+
+// freshSamples bounds the positions kept: with the health checker's
+// default 2 s interval and reads asking more often only when they need
+// it, they reach back further than any useful staleness bound.
+const freshSamples = 64
+
+type freshSample struct {
+	asked time.Time
+	pos   replication.Position
 }
 
 type freshCall struct {
@@ -59,33 +69,55 @@ type freshCall struct {
 }
 
 // note records that the primary was at pos or beyond when asked at asked.
+// Samples older than the newest kept are dropped: the ring stays in time
+// order.
 func (f *freshPrimary) note(asked time.Time, pos replication.Position) {
 	if pos.IsZero() {
 		return
 	}
 	f.mu.Lock()
-	if asked.After(f.asked) {
-		f.asked, f.pos = asked, pos
+	defer f.mu.Unlock()
+	if f.n > 0 && !asked.After(f.at(f.n-1).asked) {
+		return
 	}
-	f.mu.Unlock()
+	f.samples[f.next] = freshSample{asked, pos}
+	f.next = (f.next + 1) % freshSamples
+	f.n = min(f.n+1, freshSamples)
+}
+
+// at returns the i-th sample kept, oldest first. The caller holds f.mu.
+func (f *freshPrimary) at(i int) freshSample {
+	return f.samples[(f.next-f.n+i+freshSamples)%freshSamples]
+}
+
+// since returns the oldest sample asked at since or later: the weakest
+// position known to cover everything committed at since. The caller
+// holds f.mu.
+func (f *freshPrimary) since(since time.Time) (replication.Position, bool) {
+	for i := range f.n {
+		if s := f.at(i); !s.asked.Before(since) {
+			return s.pos, true
+		}
+	}
+	return replication.Position{}, false
 }
 
 // forget drops what is known: after a change of primary (forgetPositions).
 func (f *freshPrimary) forget() {
 	f.mu.Lock()
-	f.asked, f.pos = time.Time{}, replication.Position{}
+	f.n = 0
 	f.mu.Unlock()
 }
 
 // primarySince returns a position of the primary asked at since or later:
 // it covers everything the primary had committed at since. It is the
-// newest known when recent enough, else the answer of a question asked
-// now (or of the one in flight, if it was asked at since or later).
+// oldest such position known (the weakest, so that the most replicas
+// qualify), else the answer of a question asked now (or of the one in
+// flight, if it was asked at since or later).
 func (c *Connector) primarySince(ctx context.Context, since time.Time) (replication.Position, error) {
 	f := &c.fresh
 	f.mu.Lock()
-	if !f.asked.Before(since) && !f.pos.IsZero() {
-		p := f.pos
+	if p, ok := f.since(since); ok {
 		f.mu.Unlock()
 		return p, nil
 	}
