@@ -189,6 +189,9 @@ func (vc *conn) read(ctx context.Context, o ctxOpts, d routing.Decision, query s
 		if plan.primary && !o.primary {
 			why = plan.reason
 		}
+		if n == vc.c.primaryNode() && (plan.primary && !o.primary || why == reasonSessionBehind || why == reasonStaleBehind) {
+			n.causalFallbacks.Add(1)
+		}
 		if why == "" {
 			why = d.Rule.String()
 		}

@@ -47,6 +47,14 @@ type node struct {
 	replays   atomic.Int64 // reads that failed here and were replayed elsewhere
 	fallbacks atomic.Int64 // reads served here because no replica was available
 
+	// Causal reads (session.go, staleness.go): reads that had to see a
+	// position.
+	causalReads     atomic.Int64 // served here
+	causalWaits     atomic.Int64 // checks here allowed to wait for a position (causal_wait)
+	causalWaitNanos atomic.Int64 // time those checks took
+	causalFallbacks atomic.Int64 // served here (the primary) because no replica had the position, or it was unknown
+	tooStale        atomic.Int64 // failed with ErrTooStale instead of coming here (the primary)
+
 	// Hedged reads (hedge.go), counted on the node the read was slow on.
 	hedges        atomic.Int64 // reads here that were hedged
 	hedgeWins     atomic.Int64 // of them, those whose hedge answered first

@@ -126,6 +126,7 @@ func (c *Connector) routeCausal(primary bool, tried []*node, behind bool, plan *
 	switch {
 	case err != nil || !plan.causal:
 	case why == reasonSessionBehind && c.cfg.CausalFallback == dsn.FallbackError:
+		c.primaryNode().tooStale.Add(1)
 		return nil, "", fmt.Errorf("rwpool: %d replicas asked, none had applied the read's position within causal_wait=%s: %w",
 			len(tried), c.cfg.CausalWait, ErrTooStale)
 	case why == reasonSessionBehind && plan.s == nil:

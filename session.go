@@ -183,6 +183,9 @@ func (c *Connector) floor(ctx context.Context, plan *readPlan) bool {
 // session's next reads go there first, and its token says what n is
 // known to have applied.
 func (p *readPlan) served(n *node) {
+	if p.causal {
+		n.causalReads.Add(1)
+	}
 	s := p.s
 	if s == nil {
 		return
@@ -345,6 +348,10 @@ func (c *Connector) caughtUp(ctx context.Context, pc *pool.Conn, n *node, target
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.ProbeTimeout+wait)
 	defer cancel()
 	start := time.Now()
+	if wait > 0 {
+		n.causalWaits.Add(1)
+		defer func() { n.causalWaitNanos.Add(int64(time.Since(start))) }()
+	}
 	for poll := pollFirst; ; poll = min(2*poll, pollMax) {
 		v, err := c.queryValue(ctx, pc, replication.AppliedQuery(target, wait))
 		if err != nil {

@@ -44,6 +44,15 @@ type NodeStats struct {
 	Replays      int64         // reads that failed here and were replayed on another node
 	Fallbacks    int64         // reads served here (the primary) because no replica was available
 
+	// Causal reads: reads that had to see a position (a causal session's
+	// writes, a resumed token, what the session read before, a
+	// WithMaxStaleness bound).
+	CausalReads        int64         // causal reads served here
+	CausalWaits        int64         // checks of this replica allowed to wait for a read's position (causal_wait)
+	CausalWaitDuration time.Duration // total time those checks took
+	CausalFallbacks    int64         // causal reads served here (the primary) because no replica had their position, or it could not be known
+	TooStale           int64         // causal reads that failed with ErrTooStale (causal_fallback=error) instead of coming here (the primary)
+
 	// Hedged reads (hedge_after), counted on the node the read was slow
 	// on: a node whose reads are often hedged, and whose hedges often win,
 	// is slower than the others.
@@ -144,40 +153,45 @@ func (c *Connector) Stats() Snapshot {
 			statusErr = *e
 		}
 		s.Nodes[i] = NodeStats{
-			Name:          n.cfg.Name,
-			Role:          n.role().String(),
-			RoleSince:     unixNano(n.roleSince.Load()),
-			Weight:        n.cfg.Weight,
-			Available:     b.Available(),
-			State:         b.State,
-			Since:         b.Since,
-			Trips:         b.Trips,
-			LastError:     errString(b.LastError),
-			ProbeLatency:  h.ProbeLatency(),
-			MaxOpen:       ps.MaxOpen,
-			Open:          ps.Open,
-			Idle:          ps.Idle,
-			InUse:         ps.InUse,
-			Waiting:       ps.Waiting,
-			Served:        n.served.Load(),
-			Errors:        n.errors.Load(),
-			WaitCount:     ps.WaitCount,
-			WaitDuration:  ps.WaitDuration,
-			Replays:       n.replays.Load(),
-			Fallbacks:     n.fallbacks.Load(),
-			Hedges:        n.hedges.Load(),
-			HedgeWins:     n.hedgeWins.Load(),
-			HedgesRefused: n.hedgesRefused.Load(),
-			Dials:         n.dials.Load(),
-			ClosedSession: n.closedSession.Load(),
-			ClosedBroken:  n.closedBroken.Load(),
-			ClosedExpired: ps.ClosedIdle + ps.ClosedLifetime,
-			Resets:        n.resets.Load(),
-			Lag:           lag,
-			LagKnown:      lagKnown,
-			Position:      n.repl.position().String(),
-			Reports:       reports,
-			StatusError:   statusErr,
+			Name:               n.cfg.Name,
+			Role:               n.role().String(),
+			RoleSince:          unixNano(n.roleSince.Load()),
+			Weight:             n.cfg.Weight,
+			Available:          b.Available(),
+			State:              b.State,
+			Since:              b.Since,
+			Trips:              b.Trips,
+			LastError:          errString(b.LastError),
+			ProbeLatency:       h.ProbeLatency(),
+			MaxOpen:            ps.MaxOpen,
+			Open:               ps.Open,
+			Idle:               ps.Idle,
+			InUse:              ps.InUse,
+			Waiting:            ps.Waiting,
+			Served:             n.served.Load(),
+			Errors:             n.errors.Load(),
+			WaitCount:          ps.WaitCount,
+			WaitDuration:       ps.WaitDuration,
+			Replays:            n.replays.Load(),
+			Fallbacks:          n.fallbacks.Load(),
+			CausalReads:        n.causalReads.Load(),
+			CausalWaits:        n.causalWaits.Load(),
+			CausalWaitDuration: time.Duration(n.causalWaitNanos.Load()),
+			CausalFallbacks:    n.causalFallbacks.Load(),
+			TooStale:           n.tooStale.Load(),
+			Hedges:             n.hedges.Load(),
+			HedgeWins:          n.hedgeWins.Load(),
+			HedgesRefused:      n.hedgesRefused.Load(),
+			Dials:              n.dials.Load(),
+			ClosedSession:      n.closedSession.Load(),
+			ClosedBroken:       n.closedBroken.Load(),
+			ClosedExpired:      ps.ClosedIdle + ps.ClosedLifetime,
+			Resets:             n.resets.Load(),
+			Lag:                lag,
+			LagKnown:           lagKnown,
+			Position:           n.repl.position().String(),
+			Reports:            reports,
+			StatusError:        statusErr,
 		}
 		s.Nodes[i].BalanceLatency = n.meter.Estimate()
 	}

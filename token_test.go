@@ -151,6 +151,16 @@ func TestMaxStaleness(t *testing.T) {
 	if !errors.Is(err, rwpool.ErrTooStale) || !errors.Is(err, rwpool.ErrUnavailable) {
 		t.Errorf("causal_fallback=error with every replica behind: err %v, want ErrTooStale and ErrUnavailable", err)
 	}
+
+	// What happened shows in Stats.
+	st, _ := rwpool.Stats(db)
+	if p, r1 := st.Nodes[0], st.Nodes[1]; p.CausalFallbacks < 1 || r1.CausalReads < 20 || p.CausalReads < 1 {
+		t.Errorf("stats: primary %d causal fallbacks, %d causal reads; replica1 %d causal reads; want >= 1, >= 1, >= 20",
+			p.CausalFallbacks, p.CausalReads, r1.CausalReads)
+	}
+	if st, _ := rwpool.Stats(strict); st.Nodes[0].TooStale != 1 {
+		t.Errorf("stats: %d reads counted as too stale, want 1", st.Nodes[0].TooStale)
+	}
 }
 
 // TestSessionReadsStayMonotonic: a session's reads stay on the replica of

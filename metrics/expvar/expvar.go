@@ -44,7 +44,9 @@ import (
 //	  "trips": 0, "probe_latency_seconds": 0.0004, "max_open": 100,
 //	  "open": 3, "idle": 2, "in_use": 1, "waiting": 0, "served": 1234,
 //	  "errors": 0, "wait_count": 0, "wait_seconds": 0, "replays": 0,
-//	  "fallbacks": 0, "hedges": 0, "hedge_wins": 0, "hedges_refused": 0,
+//	  "fallbacks": 0, "causal_reads": 0, "causal_waits": 0,
+//	  "causal_wait_seconds": 0, "causal_fallbacks": 0, "too_stale": 0,
+//	  "hedges": 0, "hedge_wins": 0, "hedges_refused": 0,
 //	  "lag_known": false, "position": "0/3000148", "reports": "writable",
 //	  "role_mismatch": false},
 //	 {"name": "replica1", …, "lag_seconds": 0.25, "lag_known": true, …}]}
@@ -132,6 +134,11 @@ type node struct {
 	WaitSeconds         float64   `json:"wait_seconds"`
 	Replays             int64     `json:"replays"`
 	Fallbacks           int64     `json:"fallbacks"`
+	CausalReads         int64     `json:"causal_reads"`
+	CausalWaits         int64     `json:"causal_waits"`
+	CausalWaitSeconds   float64   `json:"causal_wait_seconds"`
+	CausalFallbacks     int64     `json:"causal_fallbacks"`
+	TooStale            int64     `json:"too_stale"`
 	Hedges              int64     `json:"hedges"`
 	HedgeWins           int64     `json:"hedge_wins"`
 	HedgesRefused       int64     `json:"hedges_refused"`
@@ -186,6 +193,11 @@ func fromSnapshot(s rwpool.Snapshot) snapshot {
 			WaitSeconds:         n.WaitDuration.Seconds(),
 			Replays:             int64(n.Replays),
 			Fallbacks:           n.Fallbacks,
+			CausalReads:         n.CausalReads,
+			CausalWaits:         n.CausalWaits,
+			CausalWaitSeconds:   n.CausalWaitDuration.Seconds(),
+			CausalFallbacks:     n.CausalFallbacks,
+			TooStale:            n.TooStale,
 			RoleSince:           n.RoleSince,
 			Hedges:              n.Hedges,
 			HedgeWins:           n.HedgeWins,

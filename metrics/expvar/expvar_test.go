@@ -57,6 +57,11 @@ type varJSON struct {
 		WaitSeconds         float64    `json:"wait_seconds"`
 		Replays             int64      `json:"replays"`
 		Fallbacks           int64      `json:"fallbacks"`
+		CausalReads         int64      `json:"causal_reads"`
+		CausalWaits         int64      `json:"causal_waits"`
+		CausalWaitSeconds   float64    `json:"causal_wait_seconds"`
+		CausalFallbacks     int64      `json:"causal_fallbacks"`
+		TooStale            int64      `json:"too_stale"`
 		Hedges              int64      `json:"hedges"`
 		HedgeWins           int64      `json:"hedge_wins"`
 		HedgesRefused       int64      `json:"hedges_refused"`

@@ -85,6 +85,26 @@ const (
 	// because no replica was available; Int64ObservableCounter, unit
 	// {fallback}.
 	MetricFallbacks = "rwpool.fallbacks"
+	// MetricCausalReads is the number of reads served by a node that had
+	// to see a position (a causal session's writes, a resumed token, what
+	// the session read before, a staleness bound); Int64ObservableCounter,
+	// unit {read}.
+	MetricCausalReads = "rwpool.causal.reads"
+	// MetricCausalWaits is the number of checks of a node allowed to wait
+	// (causal_wait) for a read's position; Int64ObservableCounter, unit
+	// {wait}.
+	MetricCausalWaits = "rwpool.causal.waits"
+	// MetricCausalWaitTime is the total time those checks took;
+	// Float64ObservableCounter, unit s.
+	MetricCausalWaitTime = "rwpool.causal.wait_time"
+	// MetricCausalFallbacks is the number of causal reads served by a node
+	// (the primary) because no replica had their position, or it could
+	// not be known; Int64ObservableCounter, unit {read}.
+	MetricCausalFallbacks = "rwpool.causal.fallbacks"
+	// MetricTooStale is the number of causal reads that failed with
+	// ErrTooStale (causal_fallback=error) instead of going to a node (the
+	// primary); Int64ObservableCounter, unit {read}.
+	MetricTooStale = "rwpool.causal.too_stale"
 	// MetricHedges is the number of reads on a node that had no answer
 	// after hedge_after and were also started on another node;
 	// Int64ObservableCounter, unit {hedge}.
@@ -224,31 +244,36 @@ func register(stats func() (rwpool.Snapshot, error), mp metric.MeterProvider, op
 	}
 	const conn = "{connection}"
 	var (
-		open      = upDown(MetricConnectionsOpen, conn, "Real connections open to the node: idle, in use and being dialed.")
-		idle      = upDown(MetricConnectionsIdle, conn, "Real connections idle in the node's pool.")
-		inUse     = upDown(MetricConnectionsInUse, conn, "Real connections of the node borrowed by statements.")
-		maxOpen   = upDown(MetricConnectionsMax, conn, "Maximum number of real connections open to the node (pool_size).")
-		waiters   = upDown(MetricWaiters, "{waiter}", "Borrowers waiting now for a connection to the node.")
-		waits     = counter(MetricWaits, "{wait}", "Borrows from the node's pool that had to wait for a connection.")
-		waitTime  = f64(m.Float64ObservableCounter(MetricWaitTime, metric.WithUnit("s"), metric.WithDescription("Total time borrows from the node's pool waited for a connection.")))
-		served    = counter(MetricStatementsServed, "{statement}", "Statements and transactions routed to the node.")
-		stmtErrs  = counter(MetricStatementErrors, "{error}", "Statements that failed on the node, including borrows refused because it was unavailable.")
-		trips     = counter(MetricNodeTrips, "{trip}", "Times the node became unavailable.")
-		replays   = counter(MetricReplays, "{replay}", "Reads that failed on the node and were replayed on another node.")
-		fallbacks = counter(MetricFallbacks, "{fallback}", "Reads served by the node (the primary) because no replica was available.")
-		hedges    = counter(MetricHedges, "{hedge}", "Reads on the node that had no answer after hedge_after and were also started on another node.")
-		hedgeWins = counter(MetricHedgeWins, "{hedge}", "Reads on the node whose hedge on another node answered first.")
-		refused   = counter(MetricHedgesRefused, "{read}", "Reads on the node that had no answer after hedge_after but were not hedged: over hedge_budget.")
-		available = i64(m.Int64ObservableGauge(MetricNodeAvailable, metric.WithDescription("1 if routing may choose the node, 0 while it is unavailable or lagging.")))
-		probe     = f64(m.Float64ObservableGauge(MetricNodeProbeLatency, metric.WithUnit("s"), metric.WithDescription("Latency of the node's last successful health probe (0 before the first).")))
-		balance   = f64(m.Float64ObservableGauge(MetricNodeBalanceLatency, metric.WithUnit("s"), metric.WithDescription("What balance=adaptive takes the node's read latency to be (time to first response, recent reads weighing most); 0 with balance=weighted and before the node's first read.")))
-		lag       = f64(m.Float64ObservableGauge(MetricReplicationLag, metric.WithUnit("s"), metric.WithDescription("Replication lag of the replica behind the primary, as last measured (not observed until measured, nor for the primary).")))
-		roleSince = f64(m.Float64ObservableGauge(MetricNodeRoleSince, metric.WithUnit("s"), metric.WithDescription("When the node was given its current role by a promotion (follow_promotion), in seconds since the Unix epoch; 0 while it has the DSN's role.")))
-		mismatch  = i64(m.Int64ObservableGauge(MetricNodeRoleMismatch, metric.WithDescription("1 if the node reports a role its configuration does not expect (a writable replica or a read-only primary), else 0.")))
-		lagging   = i64(m.Int64ObservableGauge(MetricNodeLagging, metric.WithDescription("1 while the replica is out of reads because its replication lag exceeds max_lag, else 0.")))
-		dialed    = counter(MetricConnectionsDialed, "{connection}", "Real connections the node's pool opened, each a new server session.")
-		closed    = counter(MetricConnectionsClosed, "{connection}", "Real connections of the node rwpool closed, by cause (session, broken, expired).")
-		resets    = counter(MetricConnectionsReset, "{connection}", "Real connections of the node reset with reset_query instead of closed.")
+		open            = upDown(MetricConnectionsOpen, conn, "Real connections open to the node: idle, in use and being dialed.")
+		idle            = upDown(MetricConnectionsIdle, conn, "Real connections idle in the node's pool.")
+		inUse           = upDown(MetricConnectionsInUse, conn, "Real connections of the node borrowed by statements.")
+		maxOpen         = upDown(MetricConnectionsMax, conn, "Maximum number of real connections open to the node (pool_size).")
+		waiters         = upDown(MetricWaiters, "{waiter}", "Borrowers waiting now for a connection to the node.")
+		waits           = counter(MetricWaits, "{wait}", "Borrows from the node's pool that had to wait for a connection.")
+		waitTime        = f64(m.Float64ObservableCounter(MetricWaitTime, metric.WithUnit("s"), metric.WithDescription("Total time borrows from the node's pool waited for a connection.")))
+		served          = counter(MetricStatementsServed, "{statement}", "Statements and transactions routed to the node.")
+		stmtErrs        = counter(MetricStatementErrors, "{error}", "Statements that failed on the node, including borrows refused because it was unavailable.")
+		trips           = counter(MetricNodeTrips, "{trip}", "Times the node became unavailable.")
+		replays         = counter(MetricReplays, "{replay}", "Reads that failed on the node and were replayed on another node.")
+		fallbacks       = counter(MetricFallbacks, "{fallback}", "Reads served by the node (the primary) because no replica was available.")
+		causalReads     = counter(MetricCausalReads, "{read}", "Reads served by the node that had to see a position: a causal session's writes, a resumed token, what the session read before, or a staleness bound.")
+		causalWaits     = counter(MetricCausalWaits, "{wait}", "Checks of the node allowed to wait (causal_wait) for a read's position.")
+		causalWaitTime  = f64(m.Float64ObservableCounter(MetricCausalWaitTime, metric.WithUnit("s"), metric.WithDescription("Total time the node's checks allowed to wait for a read's position took.")))
+		causalFallbacks = counter(MetricCausalFallbacks, "{read}", "Causal reads served by the node (the primary) because no replica had their position, or it could not be known.")
+		tooStale        = counter(MetricTooStale, "{read}", "Causal reads that failed with ErrTooStale (causal_fallback=error) instead of going to the node (the primary).")
+		hedges          = counter(MetricHedges, "{hedge}", "Reads on the node that had no answer after hedge_after and were also started on another node.")
+		hedgeWins       = counter(MetricHedgeWins, "{hedge}", "Reads on the node whose hedge on another node answered first.")
+		refused         = counter(MetricHedgesRefused, "{read}", "Reads on the node that had no answer after hedge_after but were not hedged: over hedge_budget.")
+		available       = i64(m.Int64ObservableGauge(MetricNodeAvailable, metric.WithDescription("1 if routing may choose the node, 0 while it is unavailable or lagging.")))
+		probe           = f64(m.Float64ObservableGauge(MetricNodeProbeLatency, metric.WithUnit("s"), metric.WithDescription("Latency of the node's last successful health probe (0 before the first).")))
+		balance         = f64(m.Float64ObservableGauge(MetricNodeBalanceLatency, metric.WithUnit("s"), metric.WithDescription("What balance=adaptive takes the node's read latency to be (time to first response, recent reads weighing most); 0 with balance=weighted and before the node's first read.")))
+		lag             = f64(m.Float64ObservableGauge(MetricReplicationLag, metric.WithUnit("s"), metric.WithDescription("Replication lag of the replica behind the primary, as last measured (not observed until measured, nor for the primary).")))
+		roleSince       = f64(m.Float64ObservableGauge(MetricNodeRoleSince, metric.WithUnit("s"), metric.WithDescription("When the node was given its current role by a promotion (follow_promotion), in seconds since the Unix epoch; 0 while it has the DSN's role.")))
+		mismatch        = i64(m.Int64ObservableGauge(MetricNodeRoleMismatch, metric.WithDescription("1 if the node reports a role its configuration does not expect (a writable replica or a read-only primary), else 0.")))
+		lagging         = i64(m.Int64ObservableGauge(MetricNodeLagging, metric.WithDescription("1 while the replica is out of reads because its replication lag exceeds max_lag, else 0.")))
+		dialed          = counter(MetricConnectionsDialed, "{connection}", "Real connections the node's pool opened, each a new server session.")
+		closed          = counter(MetricConnectionsClosed, "{connection}", "Real connections of the node rwpool closed, by cause (session, broken, expired).")
+		resets          = counter(MetricConnectionsReset, "{connection}", "Real connections of the node reset with reset_query instead of closed.")
 	)
 	causes := [3]metric.MeasurementOption{
 		metric.WithAttributes(AttrCause.String("session")),
@@ -297,6 +322,11 @@ func register(stats func() (rwpool.Snapshot, error), mp metric.MeterProvider, op
 			o.ObserveInt64(trips, n.Trips, a)
 			o.ObserveInt64(replays, n.Replays, a)
 			o.ObserveInt64(fallbacks, n.Fallbacks, a)
+			o.ObserveInt64(causalReads, n.CausalReads, a)
+			o.ObserveInt64(causalWaits, n.CausalWaits, a)
+			o.ObserveFloat64(causalWaitTime, n.CausalWaitDuration.Seconds(), a)
+			o.ObserveInt64(causalFallbacks, n.CausalFallbacks, a)
+			o.ObserveInt64(tooStale, n.TooStale, a)
 			o.ObserveInt64(hedges, n.Hedges, a)
 			o.ObserveInt64(hedgeWins, n.HedgeWins, a)
 			o.ObserveInt64(refused, n.HedgesRefused, a)
@@ -316,7 +346,7 @@ func register(stats func() (rwpool.Snapshot, error), mp metric.MeterProvider, op
 			o.ObserveInt64(resets, n.Resets, a)
 		}
 		return nil
-	}, open, idle, inUse, maxOpen, waiters, waits, waitTime, served, stmtErrs, trips, replays, fallbacks, hedges, hedgeWins, refused, available, probe, balance,
+	}, open, idle, inUse, maxOpen, waiters, waits, waitTime, served, stmtErrs, trips, replays, fallbacks, causalReads, causalWaits, causalWaitTime, causalFallbacks, tooStale, hedges, hedgeWins, refused, available, probe, balance,
 		lag, mismatch, roleSince, lagging, dialed, closed, resets)
 	if err != nil {
 		return nil, fmt.Errorf("rwotel: %w", err)

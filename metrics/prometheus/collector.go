@@ -79,16 +79,18 @@ func WithConstLabels(l prometheus.Labels) Option {
 type collector struct {
 	stats func() (rwpool.Snapshot, error)
 
-	connOpen, connIdle, connInUse, connMax *prometheus.Desc
-	waiters, waits, waitSeconds            *prometheus.Desc
-	served, errors, trips                  *prometheus.Desc
-	replays, fallbacks                     *prometheus.Desc
-	hedges, hedgeWins, hedgesRefused       *prometheus.Desc
-	available, probeLatency                *prometheus.Desc
-	balanceLatency                         *prometheus.Desc
-	replicationLag, roleMismatch, lagging  *prometheus.Desc
-	roleSince                              *prometheus.Desc
-	dials, closed, resets                  *prometheus.Desc
+	connOpen, connIdle, connInUse, connMax      *prometheus.Desc
+	waiters, waits, waitSeconds                 *prometheus.Desc
+	served, errors, trips                       *prometheus.Desc
+	replays, fallbacks                          *prometheus.Desc
+	causalReads, causalWaits, causalWaitSeconds *prometheus.Desc
+	causalFallbacks, tooStale                   *prometheus.Desc
+	hedges, hedgeWins, hedgesRefused            *prometheus.Desc
+	available, probeLatency                     *prometheus.Desc
+	balanceLatency                              *prometheus.Desc
+	replicationLag, roleMismatch, lagging       *prometheus.Desc
+	roleSince                                   *prometheus.Desc
+	dials, closed, resets                       *prometheus.Desc
 }
 
 // NewCollector returns a collector for db, which must have been opened with
@@ -131,30 +133,35 @@ func newCollector(stats func() (rwpool.Snapshot, error), opts []Option) (*collec
 		return prometheus.NewDesc(prometheus.BuildFQName(cfg.namespace, "", name), help, labels, cfg.constLabels)
 	}
 	col := &collector{
-		stats:          stats,
-		connOpen:       desc("connections_open", "Real connections open to the node: idle, in use and being dialed."),
-		connIdle:       desc("connections_idle", "Real connections idle in the node's pool."),
-		connInUse:      desc("connections_in_use", "Real connections of the node borrowed by statements."),
-		connMax:        desc("connections_max", "Maximum number of real connections open to the node (pool_size)."),
-		waiters:        desc("waiters", "Borrowers waiting now for a connection to the node."),
-		waits:          desc("waits_total", "Borrows from the node's pool that had to wait for a connection."),
-		waitSeconds:    desc("wait_seconds_total", "Total time borrows from the node's pool waited for a connection, in seconds."),
-		served:         desc("statements_served_total", "Statements and transactions routed to the node."),
-		errors:         desc("statement_errors_total", "Statements that failed on the node, including borrows refused because it was unavailable."),
-		trips:          desc("node_trips_total", "Times the node became unavailable."),
-		replays:        desc("replays_total", "Reads that failed on the node and were replayed on another node."),
-		fallbacks:      desc("fallbacks_total", "Reads served by the node (the primary) because no replica was available."),
-		hedges:         desc("hedges_total", "Reads on the node that had no answer after hedge_after and were also started on another node."),
-		hedgeWins:      desc("hedge_wins_total", "Reads on the node whose hedge on another node answered first."),
-		hedgesRefused:  desc("hedges_refused_total", "Reads on the node that had no answer after hedge_after but were not hedged: over hedge_budget."),
-		available:      desc("node_available", "1 if routing may choose the node, 0 while it is unavailable or lagging."),
-		probeLatency:   desc("node_probe_latency_seconds", "Latency of the node's last successful health probe, in seconds (0 before the first)."),
-		balanceLatency: desc("node_balance_latency_seconds", "What balance=adaptive takes the node's read latency to be (time to first response, recent reads weighing most), in seconds; 0 with balance=weighted and before the node's first read."),
-		replicationLag: desc("replication_lag_seconds", "Replication lag of the replica behind the primary, in seconds, as last measured (no series until measured, none for the primary)."),
-		roleMismatch:   desc("node_role_mismatch", "1 if the node reports a role its configuration does not expect (a writable replica or a read-only primary), else 0."),
-		roleSince:      desc("node_role_since_seconds", "Unix time when the node was given its current role by a promotion (follow_promotion); 0 while it has the DSN's role."),
-		lagging:        desc("node_lagging", "1 while the replica is out of reads because its replication lag exceeds max_lag, else 0."),
-		dials:          desc("connections_dialed_total", "Real connections the node's pool opened (each a new server session)."),
+		stats:             stats,
+		connOpen:          desc("connections_open", "Real connections open to the node: idle, in use and being dialed."),
+		connIdle:          desc("connections_idle", "Real connections idle in the node's pool."),
+		connInUse:         desc("connections_in_use", "Real connections of the node borrowed by statements."),
+		connMax:           desc("connections_max", "Maximum number of real connections open to the node (pool_size)."),
+		waiters:           desc("waiters", "Borrowers waiting now for a connection to the node."),
+		waits:             desc("waits_total", "Borrows from the node's pool that had to wait for a connection."),
+		waitSeconds:       desc("wait_seconds_total", "Total time borrows from the node's pool waited for a connection, in seconds."),
+		served:            desc("statements_served_total", "Statements and transactions routed to the node."),
+		errors:            desc("statement_errors_total", "Statements that failed on the node, including borrows refused because it was unavailable."),
+		trips:             desc("node_trips_total", "Times the node became unavailable."),
+		replays:           desc("replays_total", "Reads that failed on the node and were replayed on another node."),
+		fallbacks:         desc("fallbacks_total", "Reads served by the node (the primary) because no replica was available."),
+		causalReads:       desc("causal_reads_total", "Reads served by the node that had to see a position: a causal session's writes, a resumed token, what the session read before, or a staleness bound."),
+		causalWaits:       desc("causal_waits_total", "Checks of the node allowed to wait (causal_wait) for a read's position."),
+		causalWaitSeconds: desc("causal_wait_seconds_total", "Total time those checks took, in seconds."),
+		causalFallbacks:   desc("causal_fallbacks_total", "Causal reads served by the node (the primary) because no replica had their position, or it could not be known."),
+		tooStale:          desc("too_stale_total", "Causal reads that failed with ErrTooStale (causal_fallback=error) instead of going to the node (the primary)."),
+		hedges:            desc("hedges_total", "Reads on the node that had no answer after hedge_after and were also started on another node."),
+		hedgeWins:         desc("hedge_wins_total", "Reads on the node whose hedge on another node answered first."),
+		hedgesRefused:     desc("hedges_refused_total", "Reads on the node that had no answer after hedge_after but were not hedged: over hedge_budget."),
+		available:         desc("node_available", "1 if routing may choose the node, 0 while it is unavailable or lagging."),
+		probeLatency:      desc("node_probe_latency_seconds", "Latency of the node's last successful health probe, in seconds (0 before the first)."),
+		balanceLatency:    desc("node_balance_latency_seconds", "What balance=adaptive takes the node's read latency to be (time to first response, recent reads weighing most), in seconds; 0 with balance=weighted and before the node's first read."),
+		replicationLag:    desc("replication_lag_seconds", "Replication lag of the replica behind the primary, in seconds, as last measured (no series until measured, none for the primary)."),
+		roleMismatch:      desc("node_role_mismatch", "1 if the node reports a role its configuration does not expect (a writable replica or a read-only primary), else 0."),
+		roleSince:         desc("node_role_since_seconds", "Unix time when the node was given its current role by a promotion (follow_promotion); 0 while it has the DSN's role."),
+		lagging:           desc("node_lagging", "1 while the replica is out of reads because its replication lag exceeds max_lag, else 0."),
+		dials:             desc("connections_dialed_total", "Real connections the node's pool opened (each a new server session)."),
 		closed: prometheus.NewDesc(prometheus.BuildFQName(cfg.namespace, "", "connections_closed_total"),
 			"Real connections of the node rwpool closed, by cause: session (a lease changed its session state), broken (a connection-level failure, or a call interrupted at its deadline), expired (idle_timeout, max_lifetime).",
 			append(labels, "cause"), cfg.constLabels),
@@ -175,6 +182,7 @@ func (c *collector) descs() []*prometheus.Desc {
 		c.waiters, c.waits, c.waitSeconds,
 		c.served, c.errors, c.trips,
 		c.replays, c.fallbacks,
+		c.causalReads, c.causalWaits, c.causalWaitSeconds, c.causalFallbacks, c.tooStale,
 		c.hedges, c.hedgeWins, c.hedgesRefused,
 		c.available, c.probeLatency, c.balanceLatency,
 		c.replicationLag, c.roleMismatch, c.lagging, c.roleSince,
@@ -218,6 +226,11 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		send(c.trips, counter, float64(n.Trips))
 		send(c.replays, counter, float64(n.Replays))
 		send(c.fallbacks, counter, float64(n.Fallbacks))
+		send(c.causalReads, counter, float64(n.CausalReads))
+		send(c.causalWaits, counter, float64(n.CausalWaits))
+		send(c.causalWaitSeconds, counter, n.CausalWaitDuration.Seconds())
+		send(c.causalFallbacks, counter, float64(n.CausalFallbacks))
+		send(c.tooStale, counter, float64(n.TooStale))
 		send(c.hedges, counter, float64(n.Hedges))
 		send(c.hedgeWins, counter, float64(n.HedgeWins))
 		send(c.hedgesRefused, counter, float64(n.HedgesRefused))

@@ -39,6 +39,11 @@ var metricNames = []string{
 	"rwpool_node_trips_total",
 	"rwpool_replays_total",
 	"rwpool_fallbacks_total",
+	"rwpool_causal_reads_total",
+	"rwpool_causal_waits_total",
+	"rwpool_causal_wait_seconds_total",
+	"rwpool_causal_fallbacks_total",
+	"rwpool_too_stale_total",
 	"rwpool_hedges_total",
 	"rwpool_hedge_wins_total",
 	"rwpool_hedges_refused_total",
@@ -211,6 +216,26 @@ rwpool_waiters{node="replica2",role="replica"} 0
 	// write that waited; replica1 5 reads + 1 failed; replica2 1 failed.
 	// The connections that failed were closed, not returned to the pool.
 	want := `
+# HELP rwpool_causal_fallbacks_total Causal reads served by the node (the primary) because no replica had their position, or it could not be known.
+# TYPE rwpool_causal_fallbacks_total counter
+rwpool_causal_fallbacks_total{node="primary",role="primary"} 0
+rwpool_causal_fallbacks_total{node="replica1",role="replica"} 0
+rwpool_causal_fallbacks_total{node="replica2",role="replica"} 0
+# HELP rwpool_causal_reads_total Reads served by the node that had to see a position: a causal session's writes, a resumed token, what the session read before, or a staleness bound.
+# TYPE rwpool_causal_reads_total counter
+rwpool_causal_reads_total{node="primary",role="primary"} 0
+rwpool_causal_reads_total{node="replica1",role="replica"} 0
+rwpool_causal_reads_total{node="replica2",role="replica"} 0
+# HELP rwpool_causal_wait_seconds_total Total time those checks took, in seconds.
+# TYPE rwpool_causal_wait_seconds_total counter
+rwpool_causal_wait_seconds_total{node="primary",role="primary"} 0
+rwpool_causal_wait_seconds_total{node="replica1",role="replica"} 0
+rwpool_causal_wait_seconds_total{node="replica2",role="replica"} 0
+# HELP rwpool_causal_waits_total Checks of the node allowed to wait (causal_wait) for a read's position.
+# TYPE rwpool_causal_waits_total counter
+rwpool_causal_waits_total{node="primary",role="primary"} 0
+rwpool_causal_waits_total{node="replica1",role="replica"} 0
+rwpool_causal_waits_total{node="replica2",role="replica"} 0
 # HELP rwpool_connections_idle Real connections idle in the node's pool.
 # TYPE rwpool_connections_idle gauge
 rwpool_connections_idle{node="primary",role="primary"} 1
@@ -291,6 +316,11 @@ rwpool_statement_errors_total{node="replica2",role="replica"} 1
 rwpool_statements_served_total{node="primary",role="primary"} 5
 rwpool_statements_served_total{node="replica1",role="replica"} 6
 rwpool_statements_served_total{node="replica2",role="replica"} 1
+# HELP rwpool_too_stale_total Causal reads that failed with ErrTooStale (causal_fallback=error) instead of going to the node (the primary).
+# TYPE rwpool_too_stale_total counter
+rwpool_too_stale_total{node="primary",role="primary"} 0
+rwpool_too_stale_total{node="replica1",role="replica"} 0
+rwpool_too_stale_total{node="replica2",role="replica"} 0
 # HELP rwpool_waiters Borrowers waiting now for a connection to the node.
 # TYPE rwpool_waiters gauge
 rwpool_waiters{node="primary",role="primary"} 0
