@@ -249,6 +249,7 @@ func firstSuccessAfter(r results, from time.Time) (time.Duration, bool) {
 // topology back, run at the end whatever happened.
 type failoverRig struct {
 	db               *sql.DB
+	dsn              string // db's, for another Connector (another process) over the same nodes
 	ep               *endpoint
 	w                *ackedWrites
 	writers, readers *load
@@ -293,7 +294,8 @@ func newFailoverRig(t *testing.T, cl *cluster, table, extra string, restore [][]
 		b = fmt.Appendf(b, "replica='%s';", cl.NodeDSN(rep))
 	}
 	b = fmt.Appendf(b, "check_interval=%s;%s", failoverCheckInterval, extra)
-	if r.db, err = sql.Open("rwpool", string(b)); err != nil {
+	r.dsn = string(b)
+	if r.db, err = sql.Open("rwpool", r.dsn); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.db.Close() })
@@ -336,6 +338,7 @@ func switchoverBehindEndpoint(t *testing.T, cl *cluster, wait time.Duration) {
 		{"set-read-only", primaryPort, "off"},
 		{"wait-sync"},
 	})
+	tok := takeToken(t, r, table, -7)
 	var moved atomic.Int32
 	if err := rwpool.Configure(r.db, rwpool.WithEventHandler(func(e rwpool.Event) {
 		if e.Kind == rwpool.EndpointMoved && e.Node == "primary" {
@@ -376,6 +379,7 @@ func switchoverBehindEndpoint(t *testing.T, cl *cluster, wait time.Duration) {
 	if moved.Load() == 0 {
 		t.Errorf("no EndpointMoved event for the primary")
 	}
+	tok.readsAcross(t, table)
 	if wait > 0 {
 		if len(failed) > 0 {
 			t.Errorf("with failover_wait=%s, %d writes failed: %s", wait, len(failed), errSummary(failed, 3))

@@ -41,6 +41,7 @@ func followPromotion(t *testing.T, cl *cluster, wait time.Duration) {
 		{"wait-sync"},
 	})
 	sess := sessionWrite(t, r.db, table, -1)
+	tok := takeToken(t, r, table, -7)
 
 	tFault := time.Now()
 	if out, err := clusterScript("kill-node", primaryPort); err != nil {
@@ -81,6 +82,7 @@ func followPromotion(t *testing.T, cl *cluster, wait time.Duration) {
 	}
 	checkRole(t, r.db, 1, "primary")
 	sessionReadsItsWrites(t, r.db, sess, table, -1, -2)
+	tok.readsAcross(t, table)
 }
 
 // TestIntegrationFollowSwitchover: a graceful MariaDB switchover without an
@@ -419,5 +421,73 @@ func mustExecCtx(t *testing.T, db *sql.DB, ctx context.Context, q string) {
 	t.Helper()
 	if _, err := db.ExecContext(ctx, q); err != nil {
 		t.Fatalf("%s: %v", q, err)
+	}
+}
+
+// promotedToken is a session token taken before a failover, and a second
+// Connector over the same nodes, opened then too (another process, that
+// lives through the failover as the first does).
+type promotedToken struct {
+	tok   string
+	id    int
+	other *sql.DB
+	db    *sql.DB
+}
+
+// takeToken writes row id in a session through r's database and takes
+// the session's token.
+func takeToken(t *testing.T, r *failoverRig, table string, id int) *promotedToken {
+	t.Helper()
+	sess := sessionWrite(t, r.db, table, id)
+	tok := rwpool.SessionToken(sess)
+	if tok == "" {
+		t.Fatal("no token after a session write")
+	}
+	other, err := sql.Open("rwpool", r.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+	return &promotedToken{tok: tok, id: id, other: other, db: r.db}
+}
+
+// readsAcross resumes the token taken before the failover, through both
+// Connectors, 100 times each: every read sees the row written before the
+// failover (0 stale reads), and none takes longer than causal_wait
+// (50ms) plus a round-trip allowance: a token never makes a read wait for
+// a position no node will have.
+func (p *promotedToken) readsAcross(t *testing.T, table string) {
+	t.Helper()
+	const allowance = 250 * time.Millisecond
+	var longest time.Duration
+	stale := 0
+	for i := range 200 {
+		db := p.db
+		if i%2 == 1 {
+			db = p.other
+		}
+		ctx, err := rwpool.WithSessionToken(context.Background(), p.tok)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		start := time.Now()
+		var n int
+		err = db.QueryRowContext(ctx, fmt.Sprintf("SELECT count(*) FROM %s WHERE id = %d", table, p.id)).Scan(&n)
+		longest = max(longest, time.Since(start))
+		cancel()
+		if err != nil {
+			t.Fatalf("a read resuming a token from before the failover: %v", err)
+		}
+		if n != 1 {
+			stale++
+		}
+	}
+	t.Logf("200 reads resuming a token from before the failover: %d stale, longest %s", stale, longest.Round(time.Millisecond))
+	if stale > 0 {
+		t.Errorf("%d of 200 reads resuming a token from before the failover missed its write", stale)
+	}
+	if longest > 50*time.Millisecond+allowance {
+		t.Errorf("a read resuming a token from before the failover took %s, want at most causal_wait (50ms) + %s", longest, allowance)
 	}
 }
