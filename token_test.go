@@ -200,3 +200,37 @@ func TestCausalWaitZeroAsksOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestTokenNamingLostWritesIsRebased: a token naming writes no node has
+// (a promotion lost them: its position is past the primary's) does not
+// make reads wait for them: the first read finds even the primary behind
+// it, lowers the session's position to the primary's, and is served by a
+// replica that has that; so are the next ones, and the session's token now
+// names the primary's position.
+func TestTokenNamingLostWritesIsRebased(t *testing.T) {
+	for _, fallback := range []string{"primary", "error"} {
+		t.Run(fallback, func(t *testing.T) {
+			db, cl := openSim(t, "causal_fallback="+fallback)
+			db.ExecContext(context.Background(), "UPDATE t SET x = 1") // the primary is at 0x100
+			sim.Node(cl + "/r1").SetReplayed(0x100)
+			sim.Node(cl + "/r2").SetReplayed(0x100)
+			lost, _ := replication.ParseLSN("0/10000")
+			ctx, err := rwpool.WithSessionToken(context.Background(), token.Encode(token.Token{Pos: lost}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 5 {
+				start := time.Now()
+				got := simRead(t, db, ctx)
+				if got.Role != "replica" || time.Since(start) > time.Second {
+					t.Errorf("read %d resuming a token past the primary went to %s (%s) in %s, want a replica at once",
+						i, got.Node, got.Reason, time.Since(start))
+				}
+			}
+			tok, err := token.Decode(rwpool.SessionToken(ctx))
+			if err != nil || tok.Pos.String() != "0/100" {
+				t.Errorf("the rebased session's token names %v (%v), want the primary's 0/100", tok.Pos, err)
+			}
+		})
+	}
+}
