@@ -131,9 +131,15 @@ func (c *Connector) clusterTag(ctx context.Context) uint32 {
 			id = stringOf(v)
 		}
 	}
-	if _, err = n.settle(ctx, pc, err); err != nil {
-		return 0
+	if err != nil {
+		id = ""
 	}
+	out, err := n.settle(ctx, pc, err)
+	if err != nil && out != finished {
+		return 0 // the connection failed: ask again next time
+	}
+	// A server that answered, even with an error (no such function, no
+	// privilege), has told what it will tell: no identity is 0, for good.
 	tag := token.ClusterTag(id)
 	c.clusterID.Store(&tag)
 	return tag
