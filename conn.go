@@ -76,6 +76,9 @@ func (vc *conn) onPin(ctx context.Context, o ctxOpts, d routing.Decision, write 
 					vc.c.awaitPrimary(ctx, &until, err, true) == nil {
 					continue
 				}
+				if write && vc.c.cfg.FailoverWait > 0 {
+					return afterWait(err)
+				}
 				return err
 			}
 			l.pin(pc, n, d.Session)
@@ -483,6 +486,9 @@ func (vc *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, 
 				if !opts.ReadOnly && vc.c.cfg.FailoverWait > 0 && attempt < maxWriteAttempts && replayable(ctx, err) &&
 					vc.c.awaitPrimary(ctx, &until, err, true) == nil {
 					continue
+				}
+				if !opts.ReadOnly && vc.c.cfg.FailoverWait > 0 {
+					return nil, afterWait(err)
 				}
 				return nil, err
 			}

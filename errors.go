@@ -1,6 +1,7 @@
 package rwpool
 
 import (
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"time"
@@ -129,16 +130,47 @@ type unavailableError struct {
 }
 
 func newUnavailableError(node string, since time.Time, cause error) *unavailableError {
-	return &unavailableError{
+	e := &unavailableError{
 		msg: fmt.Sprintf("rwpool: node %s: unavailable for %s: %v",
 			node, time.Since(since).Round(time.Millisecond), cause),
 		cause: cause,
 	}
+	if errors.Is(cause, driver.ErrBadConn) {
+		// A trip caused by a lost connection (lib/pq's "driver: bad
+		// connection") must not make the refusal driver.ErrBadConn:
+		// database/sql would run the statement again, up to three
+		// times, each waiting a fresh failover_wait. The text keeps the
+		// cause; only the sentinel is not reachable.
+		e.cause = nil
+	}
+	return e
 }
 
 func (e *unavailableError) Error() string        { return e.msg }
 func (e *unavailableError) Is(target error) bool { return target == ErrUnavailable }
 func (e *unavailableError) Unwrap() error        { return e.cause }
+
+// waitedError is the error of a write that waited for a primary
+// (failover_wait) and got none, whose cause wraps driver.ErrBadConn (a dial
+// refused as a lost connection): the same text and sentinels, but not
+// driver.ErrBadConn, on which database/sql would run the statement again
+// and wait once more. failover_wait bounds the caller's whole wait.
+type waitedError struct {
+	msg         string
+	unavailable bool
+}
+
+func (e *waitedError) Error() string        { return e.msg }
+func (e *waitedError) Is(target error) bool { return target == ErrUnavailable && e.unavailable }
+
+// afterWait returns err, or, if it wraps driver.ErrBadConn, a waitedError
+// of it.
+func afterWait(err error) error {
+	if err == nil || !errors.Is(err, driver.ErrBadConn) {
+		return err
+	}
+	return &waitedError{msg: err.Error(), unavailable: errors.Is(err, ErrUnavailable)}
+}
 
 // writeLost is the error of a write whose connection broke on a driver
 // whose driver.ErrBadConn does not mean that nothing reached the server:
