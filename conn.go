@@ -55,7 +55,7 @@ func (vc *conn) usable() error {
 // (one a followed promotion has since demoted too), a few times
 // (failover.go). Nothing else on a pin is ever retried, since
 // the session or transaction it belongs to is gone.
-func (vc *conn) onPin(ctx context.Context, o ctxOpts, d routing.Decision, write bool, call func(*pool.Conn) error) error {
+func (vc *conn) onPin(ctx context.Context, o ctxOpts, d routing.Decision, write bool, kind pinCall, call func(*pool.Conn) error) error {
 	l := &vc.lease
 	var until time.Time // failover_wait's deadline, from the first wait
 	for attempt := 0; ; attempt++ {
@@ -87,6 +87,7 @@ func (vc *conn) onPin(ctx context.Context, o ctxOpts, d routing.Decision, write 
 		}
 		o.record(l.n, l.pinReason(d, fresh), attempt)
 		n := l.n
+		inTx := l.inTx() // before the call: a broken pin forgets its transaction
 		out, err := l.settle(ctx, vc.c.measured(n, func() error { return call(l.pc) }), fresh)
 		if fresh && l.tx == nil && attempt < maxWriteAttempts {
 			switch {
@@ -115,14 +116,42 @@ func (vc *conn) onPin(ctx context.Context, o ctxOpts, d routing.Decision, write 
 				}
 			}
 		}
-		if write && !vc.c.safeBadConn && errors.Is(err, driver.ErrBadConn) {
-			return writeLost(n, err)
-		}
-		if l.tx != nil && errors.Is(err, driver.ErrBadConn) {
+		sentUnknown := err != nil && out != finished && !(vc.c.safeBadConn && errors.Is(err, driver.ErrBadConn))
+		switch {
+		case sentUnknown && (write && kind == pinRun && !inTx || kind == pinCommit && inTx):
+			// The connection was lost (or the context ended) after the
+			// write, or the COMMIT, was sent: it may have been applied.
+			what := "the write"
+			if kind == pinCommit {
+				what = "the COMMIT"
+			}
+			return writeLost(n, what, err)
+		case errors.Is(err, driver.ErrBadConn) && inTx:
+			// A statement of a transaction that is lost with its
+			// connection: not driver.ErrBadConn (see txConnLost).
 			return txConnLost(n, err)
 		}
 		return err
 	}
+}
+
+// pinCall is what a call on the pin does, for the error of one whose
+// connection is lost (onPin).
+type pinCall uint8
+
+const (
+	pinRun     pinCall = iota // runs a statement: a write out of any transaction may have been applied
+	pinCommit                 // runs a statement that commits the transaction open on the pin
+	pinPrepare                // prepares a statement: nothing runs
+)
+
+// pinCallOf returns what running query on the pin does.
+func pinCallOf(query string) pinCall {
+	switch txControlOf(query) {
+	case txCommit, txCommitChain, txAutocommitOn:
+		return pinCommit
+	}
+	return pinRun
 }
 
 // maxWriteAttempts bounds the attempts of a write that never reached a
@@ -351,7 +380,7 @@ func (vc *conn) execPinned(ctx context.Context, query string, d routing.Decision
 	var res driver.Result
 	o := optsOf(ctx)
 	write := isWrite(d)
-	err := vc.onPin(ctx, o, d, write, func(pc *pool.Conn) (err error) {
+	err := vc.onPin(ctx, o, d, write, pinCallOf(query), func(pc *pool.Conn) (err error) {
 		res, err = run(pc)
 		return err
 	})
@@ -403,7 +432,7 @@ func (vc *conn) queryPinned(ctx context.Context, query string, d routing.Decisio
 	var r *rows
 	o := optsOf(ctx)
 	write := isWrite(d)
-	err := vc.onPin(ctx, o, d, write, func(pc *pool.Conn) (err error) {
+	err := vc.onPin(ctx, o, d, write, pinCallOf(query), func(pc *pool.Conn) (err error) {
 		r, err = run(pc)
 		return err
 	})
@@ -435,7 +464,7 @@ func (vc *conn) PrepareContext(ctx context.Context, query string) (driver.Stmt, 
 	if !l.pinned() && !needsRealStmt(vc.c.dialect, query) {
 		return s, nil
 	}
-	err := vc.onPin(ctx, optsOf(ctx), s.d, isWrite(s.d), func(pc *pool.Conn) (err error) {
+	err := vc.onPin(ctx, optsOf(ctx), s.d, isWrite(s.d), pinPrepare, func(pc *pool.Conn) (err error) {
 		if !vc.c.watches(ctx) {
 			s.real, err = prepareReal(ctx, pc.Raw(), query)
 			return err

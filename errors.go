@@ -71,6 +71,17 @@ var (
 	// *sql.Conn (Stats, Configure, Raw) for one not opened with rwpool.
 	ErrNotRWPool = errors.New("rwpool: not an rwpool database")
 
+	// ErrOutcomeUnknown is wrapped by the error of a write, or a commit,
+	// whose connection was lost (or whose context ended) after it was
+	// sent: the server may have applied it or not, and no client can
+	// tell from the error. rwpool never runs such a write again. Check
+	// the data (an idempotency key, a read on the primary) before you
+	// retry. The driver's own error stays reachable with errors.As
+	// (errors.Is too, but for driver.ErrBadConn, on which database/sql
+	// would run the write again). Compare ErrUnavailable: a write refused
+	// with it was certainly not applied.
+	ErrOutcomeUnknown = errors.New("rwpool: the write may or may not have been applied")
+
 	// ErrInvalidToken is wrapped by the error of WithSessionToken for a
 	// token that is not one (garbage, truncated, altered, too long, of a
 	// version this rwpool does not read), and by the error of a read
@@ -172,16 +183,35 @@ func afterWait(err error) error {
 	return &waitedError{msg: err.Error(), unavailable: errors.Is(err, ErrUnavailable)}
 }
 
-// writeLost is the error of a write whose connection broke on a driver
-// whose driver.ErrBadConn does not mean that nothing reached the server:
-// lib/pq returns it when the server closes the connection after it got
-// the statement (io.EOF), so the write may have been applied (a primary
-// killed after its commit). database/sql would send a statement that
-// fails with driver.ErrBadConn again, on another connection, and after a
-// failover onto the new primary: the error does not wrap
-// driver.ErrBadConn, so that neither database/sql nor rwpool does.
-func writeLost(n *node, err error) error {
-	return fmt.Errorf("rwpool: node %s: connection lost during a write, which may have been applied: %v", n.cfg.Name, err)
+// outcomeUnknownError is the error of a write or a commit that may or may
+// not have been applied (ErrOutcomeUnknown). It wraps its cause, except
+// driver.ErrBadConn: lib/pq returns that when the server closed the
+// connection after it got the statement (io.EOF), and database/sql would
+// send the write again, on another connection, after a failover onto the
+// new primary. errors.As still reaches the driver's error through As.
+type outcomeUnknownError struct {
+	msg   string
+	cause error
+}
+
+func (e *outcomeUnknownError) Error() string        { return e.msg }
+func (e *outcomeUnknownError) Is(target error) bool { return target == ErrOutcomeUnknown }
+func (e *outcomeUnknownError) As(target any) bool   { return errors.As(e.cause, target) }
+func (e *outcomeUnknownError) Unwrap() error {
+	if errors.Is(e.cause, driver.ErrBadConn) {
+		return nil
+	}
+	return e.cause
+}
+
+// writeLost is the error of a write (what) on node n whose connection was
+// lost, or whose context ended, after it was sent: err is the driver's or
+// the context's.
+func writeLost(n *node, what string, err error) error {
+	return &outcomeUnknownError{
+		msg:   fmt.Sprintf("rwpool: node %s: connection lost: %s may have been applied, or not: %v", n.cfg.Name, what, err),
+		cause: err,
+	}
 }
 
 // txConnLost is returned for a statement that lost its connection while a

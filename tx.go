@@ -21,12 +21,18 @@ func (t *tx) Commit() error {
 		l.tx = nil
 		return err
 	}
+	n := l.n
 	err := t.tx.Commit()
 	// The sessions the transaction was begun with or that wrote in it
 	// (lease.txSessions). tx.Commit has no context: the position read is
 	// bounded by probe_timeout.
 	t.vc.committed(context.Background(), err)
 	l.endTx(err, t.vc.c.primaryNode())
+	if err != nil && outcomeOf(err) != finished && n != nil && n.isPrimary() {
+		// The connection was lost with the COMMIT in flight: the
+		// transaction may have committed or not.
+		return writeLost(n, "the COMMIT", err)
+	}
 	return err
 }
 

@@ -85,8 +85,9 @@ type Options struct {
 	// a connection lost mid-statement.
 	DownError error
 
-	// Fail, when set, is asked before every statement a node runs: an
-	// error fails the statement.
+	// Fail, when set, is asked before every statement a node runs, and
+	// before a driver.Tx's Commit (as the query "COMMIT"): an error fails
+	// the statement or the commit.
 	Fail func(dsn, query string) error
 
 	// Prepare gives the connections real prepared statements, as Legacy
@@ -888,6 +889,14 @@ type tx struct{ c *conn }
 func (t tx) Commit() error {
 	t.c.enter()
 	defer t.c.leave()
+	if f := t.c.d.opts.Fail; f != nil {
+		// Options.Fail sees a commit as the statement COMMIT.
+		if err := f(t.c.dsn, "COMMIT"); err != nil {
+			t.c.bad = true
+			t.c.endTx(false)
+			return err
+		}
+	}
 	t.c.readOnly.Store(false)
 	t.c.record("COMMIT", nil)
 	t.c.endTx(true)
