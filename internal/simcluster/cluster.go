@@ -130,7 +130,8 @@ type Cluster struct {
 	openRows   int
 	nextSID    int
 	start      time.Time
-	maxStuck   int // the stuck-probe bound of Violations; 0: unchecked
+	maxStuck   int    // the stuck-probe bound of Violations; 0: unchecked
+	systemID   string // PostgreSQL's system identifier: the cluster's, on every server
 }
 
 // Write is the ground truth of one row id.
@@ -138,6 +139,7 @@ type Write struct {
 	ID      int64
 	Applied int      // times a server applied it from a client (not by replication)
 	On      []string // servers that applied it from a client
+	At      string   // the position of its first commit, as the server names it (an LSN, a GTID)
 }
 
 // Violation is an invariant the cluster saw broken.
@@ -163,6 +165,7 @@ func New(name string, f Flavor, n int, seed uint64) *Cluster {
 		lost:      map[int64]time.Duration{},
 		conns:     map[*conn]struct{}{},
 		start:     time.Now(),
+		systemID:  fmt.Sprint(7_000_000_000_000_000_000 + seed%1_000_000_000_000_000),
 	}
 	for i := range n {
 		c.nextSID++
@@ -717,7 +720,10 @@ func (s *Server) appendCommit(ids []int64) gtid {
 	for _, id := range ids {
 		w := c.truth[id]
 		if w == nil {
-			w = &Write{ID: id}
+			w = &Write{ID: id, At: g.String()}
+			if c.Flavor == Postgres {
+				w.At = lsnText(r.lsn)
+			}
 			c.truth[id] = w
 		}
 		w.Applied++

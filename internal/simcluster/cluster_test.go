@@ -113,3 +113,36 @@ func TestPromotionLosesRowsAndRewinds(t *testing.T) {
 		})
 	}
 }
+
+// Every server answers the cluster's PostgreSQL system identifier, the
+// same whatever the promotions; a row's ground truth says the position
+// of its commit, as the server names positions.
+func TestSystemIdentifierAndCommitPositions(t *testing.T) {
+	c := simcluster.New(t.Name(), simcluster.Postgres, 2, 1)
+	defer c.Close()
+	p, r := open(t, c, "s0"), open(t, c, "s1")
+	id := func(db *sql.DB) string {
+		var s string
+		if err := db.QueryRow("SELECT system_identifier::text FROM pg_control_system()").Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	if a, b := id(p), id(r); a == "" || a != b {
+		t.Fatalf("system identifiers %q and %q: want one, the same on every server", a, b)
+	}
+	before := id(p)
+	if _, err := p.Exec("INSERT INTO t VALUES (1)"); err != nil {
+		t.Fatal(err)
+	}
+	var after string
+	p.QueryRow("SELECT pg_current_wal_lsn()::text").Scan(&after)
+	if w := c.Truth(1); w == nil || w.At != after {
+		t.Fatalf("row 1's commit at %v, want %s", w, after)
+	}
+	c.Kill("s0")
+	c.Promote("s1")
+	if got := id(r); got != before {
+		t.Errorf("the system identifier changed with a promotion: %q, then %q", before, got)
+	}
+}

@@ -487,6 +487,10 @@ func (cn *conn) statusLocked(st statement) ([]string, [][]driver.Value) {
 		return one(lsnText(s.lsn()))
 	case "pg_identity":
 		return one(fmt.Sprintf("10.0.0.%d:5432/2026-12-01 00:00:%02d+00", s.sid, s.gen%60))
+	case "pg_system":
+		// The cluster's identity, the same on every server (a standby is
+		// a copy of the primary), whatever its promotions.
+		return one(cn.c.systemID)
 	case "my_identity":
 		return one(fmt.Sprintf("host%d:3306/%d", s.sid, s.sid))
 	case "my_version":

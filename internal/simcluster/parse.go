@@ -24,7 +24,7 @@ const (
 	kindOne           // SELECT 1, the probe
 	kindNode          // SELECT node: the server's name
 	kindStatus        // status, identity and version queries (probes)
-	kindPosition      // a session's position queries
+	kindPosition      // a session's position queries, the cluster's identity
 	kindWaitGTID      // MASTER_GTID_WAIT
 )
 
@@ -130,6 +130,8 @@ func statusKind(t string) (kind, string) {
 		return kindStatus, "my_status_primary"
 	case has("@@read_only") && has("@@gtid_slave_pos"):
 		return kindStatus, "my_status_replica"
+	case has("pg_control_system()"):
+		return kindPosition, "pg_system" // asked by a caller (a session token), not a probe
 	case has("pg_current_wal_lsn()"):
 		return kindPosition, "pg_current"
 	case has("pg_last_wal_replay_lsn()"):
