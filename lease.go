@@ -114,7 +114,7 @@ func (l *lease) takeTxSessions() []*session {
 // primary for a position that covers them if they committed.
 func (l *lease) forgetTx() {
 	for _, s := range l.takeTxSessions() {
-		s.wrotePending(l.n.c.follow.epoch.Load())
+		s.wrotePending(l.n.c, l.n.c.follow.epoch.Load())
 	}
 	l.sqlTx, l.noAutocommit = false, false
 }

@@ -105,7 +105,7 @@ func (r *rows) Close() error {
 	if r.wrote != nil {
 		// The write completed with its rows: its position is read at
 		// the session's next read.
-		r.wrote.wrotePending(r.epoch)
+		r.wrote.wrotePending(r.n.c, r.epoch)
 		r.wrote = nil
 	}
 

@@ -274,11 +274,13 @@ func (c *Connector) wrote(ctx context.Context, s *session, pc *pool.Conn) error 
 	return nil
 }
 
-// wrotePending records a write whose position is read later, at the
-// session's next read (a write whose rows are still open on its
-// connection).
-func (s *session) wrotePending(epoch uint64) {
+// wrotePending records a write through c whose position is read later,
+// at the session's next read or by SessionToken, which asks c's primary (a
+// write whose rows were open on its connection, or whose transaction's
+// end is unknown).
+func (s *session) wrotePending(c *Connector, epoch uint64) {
 	s.mu.Lock()
+	s.c = c
 	s.wroteAt, s.epoch = time.Now(), epoch
 	s.pending++
 	s.mu.Unlock()
@@ -517,7 +519,7 @@ func (vc *conn) committed(ctx context.Context, err error) {
 		if err == nil && l.pinned() {
 			vc.sessionWrote(ctx, s)
 		} else {
-			s.wrotePending(vc.c.follow.epoch.Load())
+			s.wrotePending(vc.c, vc.c.follow.epoch.Load())
 		}
 	}
 }
