@@ -73,7 +73,8 @@ type session struct {
 	// what that node could have shown (see planRead).
 	last    *node                // the node that served the session's last read
 	lastEnd time.Time            // when that read returned
-	seen    replication.Position // what the session's reads are known to have seen, at least (for its token)
+	seen    replication.Position // covers what the session's reads saw, up to seenAt (for its token)
+	seenAt  time.Time            // the end of the last read seen covers for sure (sawUpTo); before it, only what its nodes were known to have applied
 }
 
 // Time budgets of session reads.
@@ -199,6 +200,18 @@ func (p *readPlan) served(n *node) {
 	s.mu.Unlock()
 }
 
+// sawUpTo records that p, the primary's position at the end of the
+// session's read that ended at end or later, covers what its reads saw
+// until then.
+func (s *session) sawUpTo(p replication.Position, end time.Time) {
+	s.mu.Lock()
+	s.seen = s.seen.Merge(p)
+	if end.After(s.seenAt) {
+		s.seenAt = end
+	}
+	s.mu.Unlock()
+}
+
 // checkToken fails a read of a session that resumed a token of another
 // cluster (the tags differ) or of another kind of server.
 func (c *Connector) checkToken(ctx context.Context, target replication.Position, cluster uint32, foreign bool) error {
@@ -224,7 +237,7 @@ func (s *session) rebase(p replication.Position) {
 	s.mu.Lock()
 	if !p.Covers(s.target) {
 		s.target = p
-		s.seen = replication.Position{}
+		s.seen, s.seenAt = replication.Position{}, time.Time{}
 	}
 	s.mu.Unlock()
 }

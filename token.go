@@ -10,15 +10,20 @@ import (
 
 // SessionToken returns an opaque token for the causal position of the
 // session ctx carries: every write it made, every token it resumed, and
-// what its reads are known to have seen. Hand it to another request, job,
-// process or service, which resumes it with WithSessionToken: reads there
-// see what this session wrote. It returns "" when ctx carries no session
+// what its reads saw. Hand it to another request, job, process or
+// service, which resumes it with WithSessionToken: reads there see what
+// this session wrote and read. It returns "" when ctx carries no session
 // or the session has no position yet.
 //
 // A write whose position is not known yet (its rows are still open, or
 // reading its position failed) is resolved here, by reading the
 // primary's current position (one round trip, bounded by probe_timeout
 // when ctx has no deadline); if that fails, the token leaves it out.
+// What the session's reads saw is covered by the primary's position at
+// the end of its last read or later, as monotonic reads bound it: free
+// when such a position is known already (the health checker's, another
+// read's), else the same round trip, shared; if that fails, the token
+// covers only what the nodes that served them were known to have applied.
 //
 // Tokens are short (PostgreSQL: at most 27 characters; MariaDB with one
 // replication domain: at most 47), URL-, header- and cookie-safe, and
@@ -35,10 +40,21 @@ func SessionToken(ctx context.Context) string {
 	}
 	s.mu.Lock()
 	c, pending := s.c, s.pending
+	read, lastEnd := s.last != nil && s.lastEnd.After(s.seenAt), s.lastEnd
 	s.mu.Unlock()
-	if pending > 0 && c != nil && c.cfg.ReadYourWrites == 0 {
-		if p, err := c.primaryPosition(ctx); err == nil {
-			s.resolved(p, pending)
+	if c != nil && c.cfg.ReadYourWrites == 0 {
+		switch {
+		case pending > 0:
+			// The primary's current position covers the pending writes
+			// and whatever the session's reads showed.
+			if p, err := c.primaryPosition(ctx); err == nil {
+				s.resolved(p, pending)
+				s.sawUpTo(p, lastEnd)
+			}
+		case read:
+			if p, err := c.primarySince(ctx, lastEnd); err == nil {
+				s.sawUpTo(p, lastEnd)
+			}
 		}
 	}
 	s.mu.Lock()

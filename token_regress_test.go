@@ -65,3 +65,81 @@ func TestSessionTokenAfterReturningOnly(t *testing.T) {
 		})
 	}
 }
+
+// A session's token covered what its reads had seen only as far as the
+// node that served them was known to have applied (its health checker's
+// last look, a lower bound), and not at all for a read the primary
+// served: a row the session found on a replica that had replayed it since,
+// or on the primary, was left out, and a session resumed from the token on
+// another Connector read a replica without it. Found by TestSimulation
+// (token-read in token-handover, a row "the token's session found";
+// testdata/simulation/token-read-found-on-primary.json).
+func TestSessionTokenCoversWhatReadsSaw(t *testing.T) {
+	for _, c := range []struct {
+		f       simcluster.Flavor
+		replica string // db1's replica, "": none, the primary serves its reads
+	}{{simcluster.Postgres, "s1"}, {simcluster.MariaDB, "s1"}, {simcluster.Postgres, ""}, {simcluster.MariaDB, ""}} {
+		f := c.f
+		name := f.String() + "/on-replica"
+		if c.replica == "" {
+			name = f.String() + "/on-primary"
+		}
+		t.Run(name, func(t *testing.T) {
+			cl := simcluster.New(t.Name(), f, 3, 1)
+			defer cl.Close()
+			// Each Connector has one replica (or db1 none): db1 the one
+			// that has the row, db2 the one that never gets it.
+			open := func(replica string) *sql.DB {
+				d := fmt.Sprintf("driver=%s;primary=%s;check_interval=1h", simcluster.DriverName(f), cl.DSN("s0"))
+				if replica != "" {
+					d += ";replica=" + cl.DSN(replica)
+				}
+				db, err := sql.Open("rwpool", d)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { db.Close() })
+				return db
+			}
+			db1, db2 := open(c.replica), open("s2")
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			ph := "$1"
+			if f == simcluster.MariaDB {
+				ph = "?"
+			}
+			read := func(db *sql.DB, ctx context.Context) (bool, rwpool.Route) {
+				var r rwpool.Route
+				var id int64
+				err := db.QueryRowContext(rwpool.WithRoute(ctx, &r), "SELECT id FROM t WHERE id = "+ph, int64(7)).Scan(&id)
+				if err != nil && !errors.Is(err, sql.ErrNoRows) {
+					t.Fatal(err)
+				}
+				return err == nil, r
+			}
+			// Both Connectors have seen their replica at the start: the
+			// health checker's one look.
+			read(db1, ctx)
+			read(db2, ctx)
+			cl.Delay("s2", time.Hour)
+			if _, err := db1.ExecContext(ctx, "INSERT INTO t VALUES (7)"); err != nil { // no session: someone else's write
+				t.Fatal(err)
+			}
+			if !cl.Has("s1", 7) || cl.Has("s2", 7) {
+				t.Fatal("s1 must have row 7, s2 not")
+			}
+			sess := rwpool.WithSession(ctx)
+			if found, r := read(db1, sess); !found || r.Role != "replica" && c.replica != "" {
+				t.Fatalf("the session's read: found=%v on %s (%s), want found on the replica", found, r.Node, r.Reason)
+			}
+			tok := rwpool.SessionToken(sess)
+			resumed, err := rwpool.WithSessionToken(rwpool.WithSession(ctx), tok)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if found, r := read(db2, resumed); !found {
+				t.Fatalf("the session resumed from token %q missed the row the token's session had found: served by %s (%s)", tok, r.Node, r.Reason)
+			}
+		})
+	}
+}
