@@ -83,6 +83,9 @@ const mysqlInvalidConn = "invalid connection"
 // number.
 const mysqlErrorType = "MySQLError"
 
+// pgxConnClosed is the text of pgconn.ErrConnClosed.
+const pgxConnClosed = "conn closed"
+
 // ConnFailure reports whether err carries a driver's own error that means
 // the connection or the server is gone. It reads the first of these it
 // finds in err's chain and goes by its verdict alone: a SQLState() string
@@ -90,7 +93,9 @@ const mysqlErrorType = "MySQLError"
 // *MySQLError-shaped value (a pointer to a struct whose type name ends in
 // MySQLError, with a uint16 Number field, as go-sql-driver/mysql's),
 // counting 1053, 1927, 2006 and 2013; go-sql-driver/mysql's "invalid
-// connection". Any other error is not a driver's connection failure.
+// connection"; pgx's "conn closed" (pgconn.ErrConnClosed: the connection
+// died under an earlier step of the call, or before it). Any other error
+// is not a driver's connection failure.
 func ConnFailure(err error) bool {
 	var st interface{ SQLState() string }
 	if errors.As(err, &st) {
@@ -99,7 +104,7 @@ func ConnFailure(err error) bool {
 	if n, ok := mysqlErrorNumber(err); ok {
 		return MySQLConnFailure(n)
 	}
-	return anyInChain(err, func(e error) bool { return e.Error() == mysqlInvalidConn })
+	return anyInChain(err, func(e error) bool { return e.Error() == mysqlInvalidConn || e.Error() == pgxConnClosed })
 }
 
 // PostgresConnFailure reports whether SQLSTATE code means the connection
