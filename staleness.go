@@ -45,20 +45,9 @@ func WithMaxStaleness(ctx context.Context, d time.Duration) context.Context {
 // everything committed before then), and the one question to the primary
 // in flight, which concurrent reads share.
 type freshPrimary struct {
-	mu       sync.Mutex
-	samples  [freshSamples]freshSample // a ring, oldest first from next-n
-	next, n  int
+	samples  replication.History // 64 samples: with the health checker's default 2 s interval, and reads asking only when they need to, further back than any useful bound
+	mu       sync.Mutex          // guards inflight
 	inflight *freshCall
-}
-
-// freshSamples bounds the positions kept: with the health checker's
-// default 2 s interval and reads asking more often only when they need
-// it, they reach back further than any useful staleness bound.
-const freshSamples = 64
-
-type freshSample struct {
-	asked time.Time
-	pos   replication.Position
 }
 
 type freshCall struct {
@@ -69,45 +58,15 @@ type freshCall struct {
 }
 
 // note records that the primary was at pos or beyond when asked at asked.
-// Samples older than the newest kept are dropped: the ring stays in time
-// order.
+// A sample older than the newest kept is dropped (History.Add).
 func (f *freshPrimary) note(asked time.Time, pos replication.Position) {
-	if pos.IsZero() {
-		return
+	if !pos.IsZero() {
+		f.samples.Add(asked, pos)
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.n > 0 && !asked.After(f.at(f.n-1).asked) {
-		return
-	}
-	f.samples[f.next] = freshSample{asked, pos}
-	f.next = (f.next + 1) % freshSamples
-	f.n = min(f.n+1, freshSamples)
-}
-
-// at returns the i-th sample kept, oldest first. The caller holds f.mu.
-func (f *freshPrimary) at(i int) freshSample {
-	return f.samples[(f.next-f.n+i+freshSamples)%freshSamples]
-}
-
-// since returns the oldest sample asked at since or later: the weakest
-// position known to cover everything committed at since. The caller
-// holds f.mu.
-func (f *freshPrimary) since(since time.Time) (replication.Position, bool) {
-	for i := range f.n {
-		if s := f.at(i); !s.asked.Before(since) {
-			return s.pos, true
-		}
-	}
-	return replication.Position{}, false
 }
 
 // forget drops what is known: after a change of primary (forgetPositions).
-func (f *freshPrimary) forget() {
-	f.mu.Lock()
-	f.n = 0
-	f.mu.Unlock()
-}
+func (f *freshPrimary) forget() { f.samples.Reset() }
 
 // primarySince returns a position of the primary asked at since or later:
 // it covers everything the primary had committed at since. It is the
@@ -116,11 +75,10 @@ func (f *freshPrimary) forget() {
 // flight, if it was asked at since or later).
 func (c *Connector) primarySince(ctx context.Context, since time.Time) (replication.Position, error) {
 	f := &c.fresh
-	f.mu.Lock()
-	if p, ok := f.since(since); ok {
-		f.mu.Unlock()
+	if p, ok := f.samples.Since(since); ok {
 		return p, nil
 	}
+	f.mu.Lock()
 	call := f.inflight
 	if call == nil || call.asked.Before(since) {
 		call = &freshCall{done: make(chan struct{}), asked: time.Now()}

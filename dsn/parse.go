@@ -113,14 +113,7 @@ func (p *parser) apply(it item) error {
 	case keyCausalWait:
 		c.CausalWait, err = parseDuration(key, v)
 	case keyCausalFallback:
-		switch v.text {
-		case "primary":
-			c.CausalFallback = FallbackPrimary
-		case "error":
-			c.CausalFallback = FallbackError
-		default:
-			err = newErr(key, v.off, "invalid value "+quoteShort(v.text)+" (want primary or error)")
-		}
+		c.CausalFallback, err = parseFallback(key, v)
 	case keyFollow:
 		switch v.text {
 		case "on":
@@ -146,14 +139,7 @@ func (p *parser) apply(it item) error {
 			err = newErr(key, v.off, "invalid value "+quoteShort(v.text)+" (want on or off)")
 		}
 	case keyFallback:
-		switch v.text {
-		case "primary":
-			c.Fallback = FallbackPrimary
-		case "error":
-			c.Fallback = FallbackError
-		default:
-			err = newErr(key, v.off, "invalid value "+quoteShort(v.text)+" (want primary or error)")
-		}
+		c.Fallback, err = parseFallback(key, v)
 	case keyBalance:
 		switch v.text {
 		case "weighted":
@@ -249,6 +235,17 @@ func parseInt(key string, v value) (int, *Error) {
 		return 0, newErr(key, v.off, "invalid integer "+quoteShort(v.text))
 	}
 	return n, nil
+}
+
+// parseFallback parses fallback's and causal_fallback's primary|error.
+func parseFallback(key string, v value) (Fallback, *Error) {
+	switch v.text {
+	case "primary":
+		return FallbackPrimary, nil
+	case "error":
+		return FallbackError, nil
+	}
+	return FallbackPrimary, newErr(key, v.off, "invalid value "+quoteShort(v.text)+" (want primary or error)")
 }
 
 func parseDuration(key string, v value) (time.Duration, *Error) {

@@ -53,6 +53,27 @@ func (h *History) Latest() (Position, bool) {
 	return h.at(h.n - 1).pos, true
 }
 
+// Since returns the oldest recorded position taken at since or later, if
+// any: when samples are taken at the moment a position is asked for, the
+// weakest position known to cover everything the primary had at since.
+func (h *History) Since(since time.Time) (Position, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for i := range h.n {
+		if s := h.at(i); !s.at.Before(since) {
+			return s.pos, true
+		}
+	}
+	return Position{}, false
+}
+
+// Reset forgets every sample.
+func (h *History) Reset() {
+	h.mu.Lock()
+	h.n = 0
+	h.mu.Unlock()
+}
+
 // Lag estimates how far behind the primary a replica that has applied
 // applied is, at time now:
 //

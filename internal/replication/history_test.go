@@ -133,3 +133,28 @@ func TestApplied(t *testing.T) {
 		t.Error("GTID_SUBSET 1 is not ok")
 	}
 }
+
+func TestHistorySince(t *testing.T) {
+	var h History
+	t0 := time.Unix(1000, 0)
+	if _, ok := h.Since(t0); ok {
+		t.Error("an empty history has a sample")
+	}
+	for i := range 3 {
+		h.Add(t0.Add(time.Duration(i)*time.Second), lsn(uint64(0x100*(i+1))))
+	}
+	for _, c := range []struct {
+		since time.Duration
+		want  string
+		ok    bool
+	}{{-time.Second, "0/100", true}, {0, "0/100", true}, {time.Millisecond, "0/200", true}, {2 * time.Second, "0/300", true}, {3 * time.Second, "", false}} {
+		p, ok := h.Since(t0.Add(c.since))
+		if ok != c.ok || (ok && p.String() != c.want) {
+			t.Errorf("Since(t0%+v) = %s, %v; want %s, %v", c.since, p, ok, c.want, c.ok)
+		}
+	}
+	h.Reset()
+	if _, ok := h.Since(t0); ok {
+		t.Error("Reset kept a sample")
+	}
+}
