@@ -89,7 +89,32 @@ written by 'cluster.sh up', and leaves it running.
    The topology is restored after each variant. Reported: failed writes,
    time until writes are back and normal again, acknowledged writes
    lost on the new primary, failed reads.
-4. Memory: bytes per open *sql.Conn (rwpool's are virtual) against the bare
+4. Read after write across processes, for rwpool with tokens and the
+   peers' ways: --raw-goroutines writer/reader pairs, each on a row of its
+   own; the writer (a *sql.DB) UPDATEs its row on the primary and hands
+   over what its way needs, the reader (another *sql.DB) reads the row
+   --raw-gap later:
+     bare        nothing handed over; reads from replica1
+     rwpool      rwpool.SessionToken after the write, WithSessionToken in
+                 the reader (rwpool over the primary and both replicas)
+     dbresolver  gorm + dbresolver on both sides, both replicas; nothing
+                 handed over
+     rails       the Rails way: the write's time handed over, reads from
+                 the primary for 2s after it, else from replica1
+     gitlab      the GitLab way: the primary's position after the write
+                 handed over (pg_current_wal_insert_lsn(), @@gtid_binlog_pos);
+                 reads from a replica that has replayed it
+                 (pg_last_wal_replay_lsn(), MASTER_GTID_WAIT(pos, 0)), both
+                 tried in random order, else from the primary
+     bare-again  bare once more: the noise floor of the p99 differences
+   under two conditions: normal (replication at its own pace) and delayed
+   (replica1 applies --raw-delay late: cluster.sh delay-node, undone
+   afterwards). Each variant is opened once per condition; all of them
+   warm up together, then are measured in interleaved rounds as in 1.
+   Reported: the share of the reads a replica served, stale reads (an
+   older value than the write's), the reader's p50/p99 and its p99 minus
+   bare's in the same round, the writer's p50.
+5. Memory: bytes per open *sql.Conn (rwpool's are virtual) against the bare
    driver's, and bytes per node of a DSN with many replicas.
 
 Flags:
@@ -114,6 +139,20 @@ Flags:
                         rwpool-follow-wait (both), pgpool, haproxy (default: all)
   --failover-window D   load after the endpoint moves, before the topology is
                         restored (default 8s)
+  --read-after-write LIST
+                        normal, delayed, or none (default normal,delayed)
+  --raw-variants LIST   bare, rwpool, dbresolver, rails, gitlab, bare-again
+                        (default: all)
+  --raw-duration D      measured time of each variant in each round (default 2s)
+  --raw-warmup D        unmeasured pairs of every variant at once before the
+                        rounds; rwpool's go on until its health checkers know
+                        every replica's lag (default 2s)
+  --raw-rounds N        rounds of interleaved variants (default 3)
+  --raw-goroutines N    writer/reader pairs at once (default 4)
+  --raw-gap D or D-D    wait between a write's return and its read, uniformly
+                        random within the range (default 1ms-5ms)
+  --raw-delay D         how late replica1 applies in the delayed condition,
+                        whole seconds (default 2s)
   --no-throughput       skip the throughput measurements
   --no-memory           skip the memory measurements
   --splice              with --markdown: replace only the sections this run
@@ -131,13 +170,14 @@ Flags:
                         --markdown file); with --splice, only the charts of the
                         sections measured are written
 
-A default run takes about 25 minutes on a 2-core machine (with the proxies).
+A default run takes about 30 minutes on a 2-core machine (with the proxies).
 
 Examples:
   go run ./cmd/rwpool bench --markdown BENCHMARKS.md     (from a clone of the repository)
   rwpool bench --duration 1s --rounds 1 --faults none
   rwpool bench --env /tmp/rwpool-cluster/env --drivers mysql --goroutines 8
-  go run ./cmd/rwpool bench --no-throughput --faults none --no-memory --markdown BENCHMARKS.md --splice
+  rwpool bench --env /tmp/rwpool-cluster/env --no-throughput --faults none --failovers none --no-memory
+  go run ./cmd/rwpool bench --no-throughput --faults none --read-after-write none --no-memory --markdown BENCHMARKS.md --splice
 `
 
 // benchOpts are bench's flags.
@@ -156,6 +196,15 @@ type benchOpts struct {
 	failovers        []string
 	failoverVariants []string
 	failoverWindow   time.Duration
+	raw              []string // read-after-write conditions
+	rawVariants      []string
+	rawDuration      time.Duration
+	rawWarmup        time.Duration
+	rawRounds        int
+	rawGoroutines    int
+	rawGapMin        time.Duration
+	rawGapMax        time.Duration
+	rawDelay         time.Duration
 	noThroughput     bool
 	noMemory         bool
 	splice           bool
@@ -235,6 +284,11 @@ func parseBenchFlags(args []string, stdout, stderr io.Writer) (o benchOpts, stat
 
 		failovers:        benchFailovers(),
 		failoverVariants: benchFailoverVariants(),
+
+		raw:         slices.Clone(rawConditions),
+		rawVariants: slices.Clone(rawVariants),
+		rawGapMin:   time.Millisecond,
+		rawGapMax:   5 * time.Millisecond,
 	}
 	gor = []string{"1", "8", "64"}
 	fs.DurationVar(&o.duration, "duration", 3*time.Second, "")
@@ -252,6 +306,14 @@ func parseBenchFlags(args []string, stdout, stderr io.Writer) (o benchOpts, stat
 	fs.Var(listFlag{&o.failovers}, "failovers", "")
 	fs.Var(listFlag{&o.failoverVariants}, "failover-variants", "")
 	fs.DurationVar(&o.failoverWindow, "failover-window", 8*time.Second, "")
+	fs.Var(listFlag{&o.raw}, "read-after-write", "")
+	fs.Var(listFlag{&o.rawVariants}, "raw-variants", "")
+	fs.DurationVar(&o.rawDuration, "raw-duration", 2*time.Second, "")
+	fs.DurationVar(&o.rawWarmup, "raw-warmup", 2*time.Second, "")
+	fs.IntVar(&o.rawRounds, "raw-rounds", 3, "")
+	fs.IntVar(&o.rawGoroutines, "raw-goroutines", 4, "")
+	fs.Var(gapFlag{&o.rawGapMin, &o.rawGapMax}, "raw-gap", "")
+	fs.DurationVar(&o.rawDelay, "raw-delay", 2*time.Second, "")
 	fs.BoolVar(&o.noThroughput, "no-throughput", false, "")
 	fs.BoolVar(&o.noMemory, "no-memory", false, "")
 	fs.BoolVar(&o.splice, "splice", false, "")
@@ -287,11 +349,15 @@ func parseBenchFlags(args []string, stdout, stderr io.Writer) (o benchOpts, stat
 	if slices.Equal(o.failovers, []string{"none"}) {
 		o.failovers = nil
 	}
+	if slices.Equal(o.raw, []string{"none"}) {
+		o.raw = nil
+	}
 	for _, c := range []struct {
 		flag      string
 		got, have []string
 	}{{"--drivers", o.drivers, benchDrivers}, {"--variants", o.variants, benchVariants}, {"--faults", o.faults, benchFaults()},
-		{"--failovers", o.failovers, benchFailovers()}, {"--failover-variants", o.failoverVariants, benchFailoverVariants()}} {
+		{"--failovers", o.failovers, benchFailovers()}, {"--failover-variants", o.failoverVariants, benchFailoverVariants()},
+		{"--read-after-write", o.raw, rawConditions}, {"--raw-variants", o.rawVariants, rawVariants}} {
 		for _, v := range c.got {
 			if !slices.Contains(c.have, v) {
 				return bad("%s: unknown %q (have %s)", c.flag, v, strings.Join(c.have, ", "))
@@ -331,8 +397,52 @@ func parseBenchFlags(args []string, stdout, stderr io.Writer) (o benchOpts, stat
 		return bad("--pg-port and --my-port must be ports (the two next ones are used too)")
 	case o.envFile != "" && o.keepCluster:
 		return bad("--keep-cluster has no meaning with --env (nothing is started)")
+	case len(o.raw) > 0 && len(o.rawVariants) == 0:
+		return bad("--raw-variants: no variant given")
+	case o.rawDuration <= 0:
+		return bad("--raw-duration must be positive")
+	case o.rawWarmup < 0:
+		return bad("--raw-warmup must not be negative")
+	case o.rawRounds < 1:
+		return bad("--raw-rounds must be at least 1")
+	case o.rawGoroutines < 1 || o.rawGoroutines > 256:
+		return bad("--raw-goroutines must be between 1 and 256, got %d", o.rawGoroutines)
+	case o.rawDelay < time.Second || o.rawDelay%time.Second != 0:
+		return bad("--raw-delay must be whole seconds, at least 1s (cluster.sh delay-node takes seconds)")
 	}
 	return o, 0, false
+}
+
+// gapFlag is --raw-gap: a duration, or a range of them ("1ms-5ms").
+type gapFlag struct{ lo, hi *time.Duration }
+
+func (g gapFlag) String() string {
+	if g.lo == nil {
+		return ""
+	}
+	if *g.lo == *g.hi {
+		return g.lo.String()
+	}
+	return g.lo.String() + "-" + g.hi.String()
+}
+
+func (g gapFlag) Set(s string) error {
+	a, b, isRange := strings.Cut(s, "-")
+	lo, err := time.ParseDuration(strings.TrimSpace(a))
+	if err != nil {
+		return err
+	}
+	hi := lo
+	if isRange {
+		if hi, err = time.ParseDuration(strings.TrimSpace(b)); err != nil {
+			return err
+		}
+	}
+	if lo < 0 || hi < lo || hi > 10*time.Second {
+		return fmt.Errorf("%q: want D or D-D with 0 <= D <= D <= 10s", s)
+	}
+	*g.lo, *g.hi = lo, hi
+	return nil
 }
 
 // runBench is the bench subcommand.
@@ -433,6 +543,16 @@ func benchMain(ctx context.Context, o benchOpts, out io.Writer) (err error) {
 		}
 		res, err := runFailovers(ctx, o, cl, cl.driver(s.driver), s, logf)
 		rep.failovers = append(rep.failovers, res...)
+		if err != nil {
+			return err
+		}
+	}
+	for _, drv := range o.drivers {
+		if len(o.raw) == 0 {
+			break
+		}
+		res, err := runReadAfterWrite(ctx, o, cl, cl.driver(drv), logf)
+		rep.raw = append(rep.raw, res...)
 		if err != nil {
 			return err
 		}

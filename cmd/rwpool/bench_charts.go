@@ -114,6 +114,9 @@ func (r *benchReport) drawCharts() map[string]chart {
 	for _, g := range groupBy(r.failovers, failoverChartName) {
 		out[g.name] = failoverChart(g.rows)
 	}
+	for name, c := range r.rawCharts() {
+		out[name] = c
+	}
 	return out
 }
 

@@ -15,6 +15,7 @@ type benchReport struct {
 	throughput []throughputRow
 	faults     []faultRow
 	failovers  []failoverRow
+	raw        []rawRow // read after write across processes
 	memory     memoryResult
 	changes    []string // measured speed-ups (benchstat/*.md of the repository), verbatim
 	shimCost   string   // benchstat/06-shim-cost.md of the repository, verbatim
@@ -279,6 +280,9 @@ func (r *benchReport) text() string {
 		for _, t := range r.failoverTables() {
 			b.WriteString(t.text() + "\n")
 		}
+	}
+	if len(r.raw) > 0 {
+		b.WriteString(r.rawText())
 	}
 	if !r.opts.noMemory {
 		b.WriteString(r.memoryTable().text())

@@ -167,9 +167,9 @@ func TestBenchReportMarkdown(t *testing.T) {
 		"- `bare-again`: bare once more in each round",
 		"| 8 | 0.93 (0.90–0.95) | 1.00 (0.97–1.02) | SLOWER than the noise floor | 1.10 (1.05–1.20) | 1.00 (0.99–1.01) | meets target |\n",
 		"## Faults\n", "| rwpool | 1200 | 8 | 8 | 5.00s | 5.00s | 5.03s | 0.000 | context deadline exceeded |\n",
-		"go run ./cmd/rwpool bench --no-throughput --failovers none --no-memory --markdown BENCHMARKS.md --splice\n",
+		"go run ./cmd/rwpool bench --no-throughput --failovers none --read-after-write none --no-memory --markdown BENCHMARKS.md --splice\n",
 		`context deadline exceeded \| x |`, // a | in a cell is escaped
-		"## Failover\n", "go run ./cmd/rwpool bench --no-throughput --faults none --no-memory --markdown BENCHMARKS.md --splice\n",
+		"## Failover\n", "go run ./cmd/rwpool bench --no-throughput --faults none --read-after-write none --no-memory --markdown BENCHMARKS.md --splice\n",
 		"| rwpool failover_wait=5s | 700.0ms | 3600 | 0 | 750.0ms | 760.0ms | 770.0ms | 0 | 7200 | 0 |  |\n",
 		"## Memory\n", "| open *sql.Conn, bare driver (one real connection each) | 6.5 KiB | 50 conns held open |\n",
 		"## Comparing changes with benchstat\n",

@@ -14,7 +14,8 @@ import (
 
 // TestBenchSmoke runs the whole bench command, with tiny durations, against
 // the running test clusters (--env), including a hang of replica1 of each
-// engine for every fault variant, and checks the report.
+// engine for every fault variant and a short read-after-write run at the
+// normal pace, and checks the report.
 func TestBenchSmoke(t *testing.T) {
 	pw := testcluster.Backends(t)[0].Password // skips without the clusters, fails under CI=true
 	dir := os.Getenv("RWPOOL_CLUSTER_DIR")
@@ -25,6 +26,7 @@ func TestBenchSmoke(t *testing.T) {
 	st, out, errb := runCmd(t, "bench", "--env", filepath.Join(dir, "env"), "--variants", "bare,rwpool,dbresolver,nap,bare-again",
 		"--duration", "200ms", "--warmup", "50ms", "--rounds", "1", "--goroutines", "1,4",
 		"--faults", "hang", "--fault-steady", "300ms", "--fault-window", "2s", "--fault-timeout", "1s", "--failovers", "none",
+		"--read-after-write", "normal", "--raw-variants", "bare,rwpool", "--raw-rounds", "1", "--raw-duration", "300ms", "--raw-warmup", "100ms",
 		"--markdown", md)
 	if st != exitOK || errb != "" {
 		t.Fatalf("status %d, stderr %q, stdout:\n%s", st, errb, out)
@@ -51,6 +53,9 @@ func TestBenchSmoke(t *testing.T) {
 		`replica1 hung \(SIGSTOP\), 1s read deadlines, go-sql-driver/mysql → MariaDB`,
 		`(?m)^  nap +\d+ +\d+ +\d+ `,
 		`open \*sql\.Conn, rwpool \(virtual: nothing dialled\) +[0-9.]+ KiB`,
+		`Read after write across processes, replication at its normal pace, lib/pq → PostgreSQL: median \(min–max\) of 1 round of 300ms`,
+		`Read after write across processes, replication at its normal pace, go-sql-driver/mysql → MariaDB`,
+		`(?m)^  rwpool +\d+ +\d+\.?\d*% +0 +0% .* 0$`,
 	} {
 		if !regexp.MustCompile(re).MatchString(report) {
 			t.Errorf("report does not match %q", re)
@@ -65,14 +70,15 @@ func TestBenchSmoke(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"# Benchmarks", "## Machine", "## Faults", "## Memory", "benchstat old.txt new.txt"} {
+	for _, want := range []string{"# Benchmarks", "## Machine", "## Faults", "## Read after write across processes", "## Memory", "benchstat old.txt new.txt"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("markdown lacks %q", want)
 		}
 	}
 	// The charts, next to the Markdown file, valid and shown.
 	for _, name := range []string{"throughput-postgres.svg", "p99-postgres.svg", "throughput-mysql.svg", "p99-mysql.svg",
-		"fault-hang-postgres.svg", "fault-hang-mysql.svg"} {
+		"fault-hang-postgres.svg", "fault-hang-mysql.svg", "read-after-write-share-postgres.svg", "read-after-write-latency-postgres.svg",
+		"read-after-write-share-mysql.svg", "read-after-write-latency-mysql.svg"} {
 		svg, err := os.ReadFile(filepath.Join(filepath.Dir(md), "benchmarks", name))
 		if err != nil {
 			t.Error(err)
