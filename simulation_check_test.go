@@ -17,6 +17,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/rwpool/rwpool"
+	"github.com/rwpool/rwpool/internal/replication"
+	"github.com/rwpool/rwpool/internal/simcluster"
+	"github.com/rwpool/rwpool/internal/token"
 )
 
 // simWriteKinds are the operations whose failure with failover_wait is
@@ -106,6 +109,7 @@ func (r *simRun) checkHistory() {
 		return ok && at <= t
 	}
 	for _, op := range r.ops {
+		r.count(op)
 		took := op.End - op.Start
 		if op.Deadline > 0 && took > op.Deadline+simDeadlineSlack {
 			r.violate("deadline", "took %s, deadline %s + %s: %s", took, op.Deadline, simDeadlineSlack, op)
@@ -113,7 +117,12 @@ func (r *simRun) checkHistory() {
 		if op.Write {
 			r.checkWrite(op, rows, lostBy)
 		}
+		if op.Read && op.Must == "token-read" && errors.Is(op.Err, rwpool.ErrInvalidToken) {
+			r.violate("token-read", "a read resumed from a token of this very cluster failed as if it were another's: %s", op)
+		}
 		if !op.Read || op.Err != nil {
+			// An error is no success: a read refused with ErrTooStale
+			// (causal_fallback=error) found nothing, and is not judged.
 			continue
 		}
 		if op.Found {
@@ -122,10 +131,129 @@ func (r *simRun) checkHistory() {
 			} else if at, ok := cl.Lost(op.ReadID); ok && at < op.Start {
 				r.violate("abandoned-read", "found a row a failover at %.3fs had abandoned: %s", at.Seconds(), op)
 			}
-		} else if op.Session && !lostBy(op.ReadID, op.End) {
+			continue
+		}
+		if lostBy(op.ReadID, op.End) {
+			continue
+		}
+		switch {
+		case op.Session:
 			r.violate("session-read", "a session read missed the session's own write (on the primary: %v): %s", rows[op.ReadID] != 0, op)
+		case op.Must == "token-read" && cl.Truth(op.ReadID) != nil:
+			covers, at := r.tokenCovers(op.Token, op.ReadID)
+			switch {
+			case covers:
+				r.violate("token-read", "a read resumed from a token that covers row %d (committed at %s) missed it (on the primary: %v): %s",
+					op.ReadID, at, rows[op.ReadID] != 0, op)
+			case r.primaryFaulty(op.Since, op.TokenAt):
+				// SessionToken leaves out what it cannot learn the
+				// position of, the primary being unreachable (its
+				// documented limit): with a fault on the primary
+				// between the write (or read) and the token, that is
+				// not judged.
+				r.counts["token reads left out under primary faults"]++
+				r.logf("token-read not judged: the token (%s) left out row %d (committed at %s) while a fault acted on the primary: %s",
+					r.tokenPosition(op.Token), op.ReadID, at, op)
+			default:
+				r.violate("token-read", "a read resumed from a token missed row %d, which the token leaves out (committed at %s; token %s) though no fault acted on the primary: %s",
+					op.ReadID, at, r.tokenPosition(op.Token), op)
+			}
+		case op.Must == "staleness":
+			r.violate("staleness", "a read with max staleness %s missed row %d (on the primary: %v): %s", op.Bound, op.ReadID, rows[op.ReadID] != 0, op)
 		}
 	}
+	r.checkMonotonic(rows, lostBy)
+}
+
+// simCounted are the counts the exploration sums up (checkHistory): how
+// much the issue #22 invariants judged.
+var simCounted = []string{
+	"token reads judged", "token reads left out under primary faults", "bounded reads judged",
+	"monotonic reads", "reads failed ErrTooStale",
+}
+
+// count counts what op gives the issue #22 invariants to judge.
+func (r *simRun) count(op *simOp) {
+	if !op.Read {
+		return
+	}
+	switch {
+	case errors.Is(op.Err, rwpool.ErrTooStale):
+		r.counts["reads failed ErrTooStale"]++
+	case op.Err != nil:
+	case op.Must == "token-read":
+		r.counts["token reads judged"]++
+	case op.Must == "staleness":
+		r.counts["bounded reads judged"]++
+	}
+	if op.Mono != 0 && op.Err == nil {
+		r.counts["monotonic reads"]++
+	}
+}
+
+// checkMonotonic: once a read of a session found row X, no later read of
+// the session misses X, or any row committed before X (on the history
+// that holds X, every server that has X has it): a session never reads an
+// older state than it read before. Rows are never deleted; a row a
+// failover lost by the later read's end is not judged.
+func (r *simRun) checkMonotonic(rows map[int64]int, lostBy func(int64, time.Duration) bool) {
+	found := map[int64][]*simOp{} // per session, the reads that found their row, in order
+	for _, op := range r.ops {
+		if op.Mono == 0 || !op.Read || op.Err != nil {
+			continue
+		}
+		if op.Found {
+			found[op.Mono] = append(found[op.Mono], op)
+			continue
+		}
+		y := op.ReadID
+		if lostBy(y, op.End) {
+			continue
+		}
+		for _, f := range found[op.Mono] {
+			x := f.ReadID
+			if lostBy(x, op.End) {
+				continue
+			}
+			if x == y || rows[y] > 0 && rows[x] > 0 && rows[y] <= rows[x] {
+				r.violate("monotonic", "a session read missed row %d (transaction %d on the primary's history), though an earlier read of the session found row %d (transaction %d) [%s]: %s",
+					y, rows[y], x, rows[x], f, op)
+				break
+			}
+		}
+	}
+}
+
+// tokenCovers reports whether session token tok's position covers row
+// id's commit, and where that was.
+func (r *simRun) tokenCovers(tok string, id int64) (bool, string) {
+	w := r.cl.Truth(id)
+	if w == nil {
+		return false, "nowhere"
+	}
+	t, err := token.Decode(tok)
+	if err != nil {
+		return false, w.At
+	}
+	var at replication.Position
+	if r.p.Flavor == simcluster.MariaDB {
+		at, err = replication.ParseMariaDBGTID(w.At)
+	} else {
+		at, err = replication.ParseLSN(w.At)
+	}
+	return err == nil && t.Pos.Covers(at), w.At
+}
+
+// tokenPosition is token tok's position, for a report.
+func (r *simRun) tokenPosition(tok string) string {
+	if tok == "" {
+		return "none"
+	}
+	t, err := token.Decode(tok)
+	if err != nil {
+		return err.Error()
+	}
+	return t.Pos.String()
 }
 
 func (r *simRun) checkWrite(op *simOp, rows map[int64]int, lostBy func(int64, time.Duration) bool) {

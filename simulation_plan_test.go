@@ -30,6 +30,12 @@ type simPlan struct {
 	Dur      time.Duration
 	Faults   []simFault
 	CloseMid bool // Close the database while the workers still run
+
+	// causal_wait, when set (nil: the default, 50ms), and
+	// causal_fallback=error (a read no replica can serve in time fails
+	// with ErrTooStale instead of going to the primary).
+	CausalWait  *time.Duration `json:",omitempty"`
+	CausalError bool           `json:",omitempty"`
 }
 
 // simFault is one fault of the schedule. Its target is a role, resolved
@@ -69,6 +75,7 @@ var simOpKinds = []string{
 	"read", "read-bg", "write", "write-returning", "tx", "tx-readonly", "sql-tx",
 	"lease", "lease-ro-rows", "prepared", "copy", "session-read", "session-write",
 	"session-returning", "session-tx", "session-sql-tx", "session-tx-late",
+	"token-handover", "stale-read", "monotonic",
 }
 
 var simFaultKinds = []string{
@@ -96,6 +103,15 @@ func newSimPlan(seed uint64) simPlan {
 	if r.IntN(2) == 0 {
 		p.Wait = time.Duration(300+r.IntN(700)) * time.Millisecond
 	}
+	switch r.IntN(3) {
+	case 0:
+		w := time.Duration(0)
+		p.CausalWait = &w
+	case 1:
+		w := time.Duration(1+r.IntN(200)) * time.Millisecond
+		p.CausalWait = &w
+	}
+	p.CausalError = r.IntN(3) == 0
 	if p.Balanced && p.Replicas < 2 {
 		p.Replicas = 2
 	}
@@ -166,6 +182,12 @@ func (p simPlan) dsnOptions() string {
 	}
 	if p.Hedge {
 		o += ";hedge_after=20ms;hedge_budget=30%"
+	}
+	if p.CausalWait != nil {
+		o += ";causal_wait=" + p.CausalWait.String()
+	}
+	if p.CausalError {
+		o += ";causal_fallback=error"
 	}
 	return o
 }

@@ -3,11 +3,13 @@ package rwpool_test
 // TestSimulation: rwpool's randomized fault simulation. Each run draws a
 // plan from a seed (simulation_plan_test.go): a simulated PostgreSQL or
 // MariaDB cluster (internal/simcluster), rwpool's settings, a workload of
-// reads, writes, transactions, leases, sessions, hedged reads, prepared
-// statements and COPY through Raw (simulation_workload_test.go), and a
-// schedule of faults. It runs them at once in real time, heals the
-// cluster, closes the database and checks the history against the
-// cluster's ground truth (simulation_check_test.go). A failing run is
+// reads, writes, transactions, leases, sessions, session tokens handed to
+// a second database, bounded-staleness reads, monotonic sessions, hedged
+// reads, prepared statements and COPY through Raw
+// (simulation_workload_test.go), and a schedule of faults. It runs them at
+// once in real time, heals the cluster, closes the databases and checks
+// the history against the cluster's ground truth
+// (simulation_check_test.go). A failing run is
 // shrunk to the smallest plan that still fails and printed with its seed.
 //
 //	go test -run TestSimulation .                         a short exploration (see simDefaultTime)
@@ -71,6 +73,7 @@ func TestSimulation(t *testing.T) {
 	if *simSeed != 0 || *simPlanFlag != "" {
 		p := newSimPlan(*simSeed)
 		if *simPlanFlag != "" {
+			p = simPlan{} // a field the plan leaves out (omitempty) is its zero value
 			if err := json.Unmarshal([]byte(*simPlanFlag), &p); err != nil {
 				t.Fatalf("-sim.plan: %v", err)
 			}
@@ -94,6 +97,7 @@ func TestSimulation(t *testing.T) {
 	end := time.Now().Add(budget)
 	var seeds []uint64
 	ops, known := 0, 0
+	counts := map[string]int{}
 	found := map[string][]simPlan{} // -sim.keepgoing: failing plans by invariant and signature
 	var sigs []string               // in the order found
 	defer func() {
@@ -118,6 +122,9 @@ func TestSimulation(t *testing.T) {
 		seeds = append(seeds, p.Seed)
 		res := runSim(p)
 		ops += len(res.ops)
+		for k, n := range res.counts {
+			counts[k] += n
+		}
 		if open := len(res.violations) - len(res.failing()); open > 0 {
 			known++
 			t.Logf("seed %d broke invariants known open (%s)", p.Seed, res.violations[0].Kind)
@@ -157,7 +164,11 @@ func TestSimulation(t *testing.T) {
 	if known > 0 {
 		verdict += fmt.Sprintf("; %d runs broke invariants known open (simKnownOpen)", known)
 	}
-	summary := fmt.Sprintf("TestSimulation: %d runs, %d operations, %s in %s; seeds %v", len(seeds), ops, verdict, budget, seeds)
+	var judged []string
+	for _, k := range simCounted {
+		judged = append(judged, fmt.Sprintf("%s %d", k, counts[k]))
+	}
+	summary := fmt.Sprintf("TestSimulation: %d runs, %d operations (%s), %s in %s; seeds %v", len(seeds), ops, strings.Join(judged, ", "), verdict, budget, seeds)
 	t.Log(summary)
 	writeReport(t, "simulation.txt", summary+"\n")
 }
@@ -217,6 +228,8 @@ func shrinkSimBy(p simPlan, match func(*simResult) bool, budget time.Duration) (
 			func(c *simPlan) bool { r := c.Follow; c.Follow = false; return r },
 			func(c *simPlan) bool { r := c.Wait > 0; c.Wait = 0; return r },
 			func(c *simPlan) bool { r := c.Lag > 0; c.Lag = 0; return r },
+			func(c *simPlan) bool { r := c.CausalWait != nil; c.CausalWait = nil; return r },
+			func(c *simPlan) bool { r := c.CausalError; c.CausalError = false; return r },
 			func(c *simPlan) bool {
 				r := c.Replicas > 1 && !(c.Balanced && c.Replicas <= 2)
 				if r {
@@ -272,17 +285,24 @@ type simRun struct {
 	p      simPlan
 	cl     *simcluster.Cluster
 	db     *sql.DB
+	db2    *sql.DB // a second database over the same cluster, as another process would have (token-handover); nil without
 	start  time.Time
 	nodeEP map[string]string // rwpool node name -> endpoint
 
-	nextID atomic.Int64
+	nextID   atomic.Int64
+	nextMono atomic.Int64 // numbers the sessions whose reads are judged by monotonic
 
 	mu         sync.Mutex
 	ops        []*simOp
 	ackedIDs   []int64
+	ackedAt    []time.Duration // when each of ackedIDs was acknowledged (since the run started)
 	trace      []string
-	moved      map[string]int // EndpointMoved events per node
+	moved      map[string]int // EndpointMoved events per node, of db
+	moved2     map[string]int // and of db2
 	violations []simViolation
+
+	primaryFaults []simWindow    // when faults acted on the primary (simulation_faults_test.go)
+	counts        map[string]int // what the issue #22 invariants judged (checkHistory), for the exploration's summary
 }
 
 // simViolation is a broken invariant.
@@ -298,6 +318,7 @@ type simResult struct {
 	trace      []string
 	violations []simViolation
 	cluster    string
+	counts     map[string]int
 }
 
 // simKnownOpen are invariants the simulation still finds broken on main,
@@ -334,7 +355,7 @@ func (res *simResult) failing() []simViolation {
 // often consequences of the earlier).
 var simKinds = []string{
 	"write-off-primary", "applied-twice", "acked-lost", "partial-tx", "session-read",
-	"abandoned-read", "phantom-read", "false-move", "conn-shared", "rows-open",
+	"token-read", "staleness", "monotonic", "abandoned-read", "phantom-read", "false-move", "conn-shared", "rows-open",
 	"gave-up-early", "wait-too-long", "deadline", "call-hangs", "stuck-probes",
 	"rotation", "close-leak", "goroutine-leak",
 }
@@ -468,10 +489,44 @@ func (r *simRun) newIDs(n int) []int64 {
 	return ids
 }
 
-func (r *simRun) acked(ids []int64) {
+func (r *simRun) acked(ids []int64, at time.Duration) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.ackedIDs = append(r.ackedIDs, ids...)
+	for _, id := range ids {
+		r.ackedIDs = append(r.ackedIDs, id)
+		r.ackedAt = append(r.ackedAt, at)
+	}
+}
+
+// recentIDs returns up to n of the latest acknowledged row ids, newest
+// first: the rows replicas are likeliest not to have yet.
+func (r *simRun) recentIDs(n int) []int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var ids []int64
+	for i := len(r.ackedIDs) - 1; i >= 0 && len(ids) < n; i-- {
+		ids = append(ids, r.ackedIDs[i])
+	}
+	return ids
+}
+
+// ackedBefore returns a row id acknowledged before t, and when: mostly the
+// latest one, the hardest for a replica to have; sometimes one of the
+// few before it.
+func (r *simRun) ackedBefore(t time.Duration, rng interface{ IntN(int) int }) (int64, time.Duration, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	i := len(r.ackedAt) - 1
+	for i >= 0 && r.ackedAt[i] >= t {
+		i--
+	}
+	if i < 0 {
+		return 0, 0, false
+	}
+	if rng.IntN(10) < 3 {
+		i = max(0, i-rng.IntN(5))
+	}
+	return r.ackedIDs[i], r.ackedAt[i], true
 }
 
 // someID returns a row id to read: mostly an acknowledged one, sometimes
@@ -490,12 +545,17 @@ func runSim(p simPlan) *simResult {
 	name := fmt.Sprintf("sim%d", simRuns.Add(1))
 	cl := simcluster.New(name, p.Flavor, 1+p.Replicas, p.Seed)
 	defer cl.Close()
-	cl.SetStuckProbeBound(6) // two per node that reaches a server (a checker's probe and a nudge's may start together), three nodes at most
+	dbs := 1
+	if p.has("token-handover") {
+		dbs = 2
+	}
+	cl.SetStuckProbeBound(6 * dbs) // two per node that reaches a server (a checker's probe and a nudge's may start together), three nodes at most, per database
 	cl.AddEndpoint("p", "s0")
 	for i := 1; i <= p.Replicas; i++ {
 		cl.Delay(fmt.Sprintf("s%d", i), p.Lag)
 	}
-	r := &simRun{p: p, cl: cl, start: time.Now(), nodeEP: map[string]string{"primary": "p"}, moved: map[string]int{}}
+	r := &simRun{p: p, cl: cl, start: time.Now(), nodeEP: map[string]string{"primary": "p"}, moved: map[string]int{}, moved2: map[string]int{},
+		counts: map[string]int{}}
 	d := fmt.Sprintf("driver=%s;primary=%s", simcluster.DriverName(p.Flavor), cl.DSN("p"))
 	for i := 1; i <= p.Replicas; i++ {
 		ep := fmt.Sprintf("s%d", i)
@@ -517,17 +577,30 @@ func runSim(p simPlan) *simResult {
 	if err != nil {
 		panic(fmt.Sprintf("simulation: DSN %q: %v", d, err))
 	}
-	c, err := rwpool.NewConnector(cfg, rwpool.WithEventHandler(r.event))
-	if err != nil {
-		panic(fmt.Sprintf("simulation: %v", err))
+	open := func(handler func(rwpool.Event)) *sql.DB {
+		c, err := rwpool.NewConnector(cfg, rwpool.WithEventHandler(handler))
+		if err != nil {
+			panic(fmt.Sprintf("simulation: %v", err))
+		}
+		db := sql.OpenDB(c)
+		db.SetMaxIdleConns(4)
+		return db
 	}
-	r.db = sql.OpenDB(c)
-	r.db.SetMaxIdleConns(4)
+	r.db = open(func(e rwpool.Event) { r.event("", r.moved, e) })
+	if dbs == 2 {
+		r.db2 = open(func(e rwpool.Event) { r.event("db2 ", r.moved2, e) })
+	}
+	closeAll := func() {
+		r.db.Close()
+		if r.db2 != nil {
+			r.db2.Close()
+		}
+	}
 
 	stop := make(chan struct{})
 	var workers sync.WaitGroup
 	for i := range p.Workers {
-		w := &simWorker{r: r, id: i, rng: mrand.New(mrand.NewPCG(p.Seed, uint64(i+1))), sess: rwpool.WithSession(context.Background())}
+		w := &simWorker{r: r, id: i, rng: mrand.New(mrand.NewPCG(p.Seed, uint64(i+1))), sess: rwpool.WithSession(context.Background()), mono: r.nextMono.Add(1)}
 		workers.Add(1)
 		go func() { defer workers.Done(); w.loop(stop) }()
 	}
@@ -537,7 +610,7 @@ func runSim(p simPlan) *simResult {
 	if p.CloseMid {
 		time.Sleep(p.Dur * 2 / 3)
 		r.logf("Close while the workers run")
-		r.db.Close()
+		closeAll()
 		closed = true
 		time.Sleep(p.Dur / 3)
 	} else {
@@ -556,7 +629,7 @@ func runSim(p simPlan) *simResult {
 	}
 	if !closed {
 		r.checkRotation(healed)
-		if !returnsWithin(10*time.Second, func() { r.db.Close() }) {
+		if !returnsWithin(10*time.Second, closeAll) {
 			r.violate("call-hangs", "Close had not returned after 10s:\n%s", stacks())
 			return r.result()
 		}
@@ -572,7 +645,7 @@ func runSim(p simPlan) *simResult {
 func (r *simRun) result() *simResult {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return &simResult{plan: r.p, ops: r.ops, trace: r.trace, violations: r.violations, cluster: r.cl.Describe()}
+	return &simResult{plan: r.p, ops: r.ops, trace: r.trace, violations: r.violations, cluster: r.cl.Describe(), counts: r.counts}
 }
 
 // returnsWithin runs f and reports whether it returned within d.
@@ -608,26 +681,28 @@ func waitTimeout(wg *sync.WaitGroup, d time.Duration) bool {
 	}
 }
 
-// event records rwpool's events; an EndpointMoved needs a move of that
-// node's endpoint that no earlier EndpointMoved accounted for.
-func (r *simRun) event(e rwpool.Event) {
+// event records the events of one of the run's databases (db names it in
+// the history: "" for the first, "db2 " for the second); an EndpointMoved
+// needs a move of that node's endpoint that no earlier EndpointMoved of
+// that database (counted in moved) accounted for.
+func (r *simRun) event(db string, moved map[string]int, e rwpool.Event) {
 	switch e.Kind {
 	case rwpool.EndpointMoved:
 		ep := r.nodeEP[e.Node]
 		moves := r.cl.Moves(ep)
 		r.mu.Lock()
-		r.moved[e.Node]++
-		n := r.moved[e.Node]
+		moved[e.Node]++
+		n := moved[e.Node]
 		r.mu.Unlock()
-		r.logf("event: %s EndpointMoved (%v); its endpoint %s was moved %d times", e.Node, e.Cause, ep, moves)
+		r.logf("event: %s%s EndpointMoved (%v); its endpoint %s was moved %d times", db, e.Node, e.Cause, ep, moves)
 		if n > moves {
-			r.violate("false-move", "EndpointMoved for %s (%v), whose endpoint %s (now %v) was moved %d times, %d EndpointMoved so far",
-				e.Node, e.Cause, ep, r.cl.EndpointServers(ep), moves, n)
+			r.violate("false-move", "%sEndpointMoved for %s (%v), whose endpoint %s (now %v) was moved %d times, %d EndpointMoved so far",
+				db, e.Node, e.Cause, ep, r.cl.EndpointServers(ep), moves, n)
 		}
 	case rwpool.RoleChanged:
-		r.logf("event: %s RoleChanged read-only=%v (%v)", e.Node, e.ReadOnly, e.Cause)
+		r.logf("event: %s%s RoleChanged read-only=%v (%v)", db, e.Node, e.ReadOnly, e.Cause)
 	default:
-		r.logf("event: %s %s -> %s (%v)", e.Node, e.From, e.To, e.Cause)
+		r.logf("event: %s%s %s -> %s (%v)", db, e.Node, e.From, e.To, e.Cause)
 	}
 }
 

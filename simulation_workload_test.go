@@ -30,6 +30,19 @@ type simOp struct {
 	ReadID     int64
 	Found      bool
 	Primary    bool // a writable designated primary existed when it returned
+
+	// Issue #22's promises. A read with Must must find ReadID (unless a
+	// failover lost it), as the invariant Must names says, for the reason
+	// Why gives: token-read (the session resumed Token, whose session
+	// wrote or found ReadID), staleness (ReadID was acknowledged over
+	// Bound, the read's WithMaxStaleness, before it started).
+	Must    string
+	Why     string
+	Token   string        // the token the read's session resumed, or (token-handover/token) the one it took
+	Since   time.Duration // token-read: when the write (or read) that made ReadID the token's started
+	TokenAt time.Duration // token-read: when the token was taken
+	Bound   time.Duration // WithMaxStaleness
+	Mono    int64         // the session whose reads never go back to an older state (monotonic); 0: none
 }
 
 func (o *simOp) String() string {
@@ -46,6 +59,18 @@ func (o *simOp) String() string {
 	if o.WroteBy != "" {
 		s += " (written by " + o.WroteBy + ")"
 	}
+	if o.Bound > 0 {
+		s += fmt.Sprintf(" max staleness %s", o.Bound)
+	}
+	if o.Mono != 0 {
+		s += fmt.Sprintf(" in session %d", o.Mono)
+	}
+	if o.Token != "" {
+		s += fmt.Sprintf(" token %q", o.Token)
+	}
+	if o.Why != "" {
+		s += " (must find it: " + o.Why + ")"
+	}
 	if o.Err != nil {
 		s += fmt.Sprintf(" err=%v", o.Err)
 	}
@@ -58,6 +83,7 @@ type simWorker struct {
 	id     int
 	rng    *rand.Rand
 	sess   context.Context // its session
+	mono   int64           // its session's number for monotonic
 	last   int64           // its session's latest acknowledged write
 	lastBy string          // the kind of operation that wrote it
 }
@@ -76,11 +102,19 @@ func (w *simWorker) loop(stop <-chan struct{}) {
 func (w *simWorker) step() {
 	p := w.r.p
 	kind := p.Ops[w.rng.IntN(len(p.Ops))]
+	switch kind {
+	case "token-handover":
+		w.tokenHandover()
+		return
+	case "monotonic":
+		w.monotonic()
+		return
+	}
 	op := &simOp{Worker: w.id, Kind: kind}
 	base := context.Background()
 	session := len(kind) > 8 && kind[:8] == "session-"
-	if session {
-		base = w.sess
+	if session || kind == "stale-read" && w.rng.IntN(4) == 0 {
+		base, op.Mono = w.sess, w.mono
 	}
 	ctx, cancel := base, context.CancelFunc(func() {})
 	if kind != "read-bg" && w.rng.IntN(10) < 7 {
@@ -101,6 +135,17 @@ func (w *simWorker) step() {
 			op.ReadID = w.r.someID(w.rng)
 		}
 		op.Found, op.Err = w.read(ctx, db, op.ReadID)
+	case "stale-read":
+		// A bounded read of a row acknowledged before the bound's moment:
+		// mostly the latest such, the one replicas are likeliest to lack.
+		op.Read, op.Bound = true, time.Duration(5+w.rng.IntN(196))*time.Millisecond
+		if id, at, ok := w.r.ackedBefore(op.Start-op.Bound, w.rng); ok {
+			op.ReadID, op.Must = id, "staleness"
+			op.Why = fmt.Sprintf("acknowledged at %.3fs, %s before the read started", at.Seconds(), (op.Start - at).Round(time.Millisecond))
+		} else {
+			op.ReadID = w.r.someID(w.rng)
+		}
+		op.Found, op.Err = w.read(rwpool.WithMaxStaleness(ctx, op.Bound), db, op.ReadID)
 	case "write", "session-write":
 		op.Write, op.IDs = true, w.r.newIDs(1)
 		_, op.Err = db.ExecContext(ctx, "INSERT INTO t VALUES ("+ph+")", op.IDs[0])
@@ -141,7 +186,7 @@ func (w *simWorker) step() {
 	op.End = w.r.since()
 	op.Primary = w.r.cl.WritablePrimary()
 	if op.Write && op.Err == nil {
-		w.r.acked(op.IDs)
+		w.r.acked(op.IDs, op.End)
 		if session {
 			if id := op.IDs[len(op.IDs)-1]; id > w.last {
 				w.last, w.lastBy = id, kind
@@ -149,6 +194,196 @@ func (w *simWorker) step() {
 		}
 	}
 	w.r.record(op)
+}
+
+// sub runs one call of an operation made of several (token-handover,
+// monotonic) with a context derived from base, and records it as an
+// operation of its own, judged like any other (its deadline, its write).
+func (w *simWorker) sub(kind string, base context.Context, f func(context.Context, *simOp)) *simOp {
+	op := &simOp{Worker: w.id, Kind: kind}
+	ctx, cancel := base, context.CancelFunc(func() {})
+	if w.rng.IntN(10) < 7 {
+		op.Deadline = time.Duration(300+w.rng.IntN(700)) * time.Millisecond
+		ctx, cancel = context.WithTimeout(base, op.Deadline)
+	}
+	defer cancel()
+	op.Start = w.r.since()
+	f(ctx, op)
+	op.End = w.r.since()
+	op.Primary = w.r.cl.WritablePrimary()
+	if op.Write && op.Err == nil {
+		w.r.acked(op.IDs, op.End)
+	}
+	w.r.record(op)
+	return op
+}
+
+// simMust is a row a read must find, why, and since when (the start of
+// the write, or read, that made it the session's).
+type simMust struct {
+	id    int64
+	why   string
+	since time.Duration
+}
+
+// tokenHandover writes in a session through the run's database (and
+// sometimes, or only, reads a recent row), takes the session's token, resumes it in
+// a fresh context, mostly on the run's second database (another
+// Connector, as another process would), and reads there every row the
+// session wrote or found: token-read judges the reads. Half the time the
+// resumed session writes too, and its token goes back the other way.
+func (w *simWorker) tokenHandover() {
+	r := w.r
+	ph := w.placeholder()
+	here, there := r.db, r.db2
+	if there == nil || w.rng.IntN(4) == 0 {
+		there = r.db // resumed by the same Connector
+	}
+	write := func(how string, db *sql.DB) func(context.Context, *simOp) {
+		return func(ctx context.Context, op *simOp) {
+			op.Write = true
+			switch how {
+			case "write":
+				op.IDs = r.newIDs(1)
+				_, op.Err = db.ExecContext(ctx, "INSERT INTO t VALUES ("+ph+")", op.IDs[0])
+			case "write-returning":
+				op.IDs = r.newIDs(1)
+				var got int64
+				op.Err = db.QueryRowContext(ctx, "INSERT INTO t VALUES ("+ph+") RETURNING id", op.IDs[0]).Scan(&got)
+			case "tx":
+				op.IDs = r.newIDs(1 + w.rng.IntN(2))
+				op.Err = w.tx(ctx, ctx, db, op.IDs)
+			}
+		}
+	}
+	a := rwpool.WithSession(context.Background())
+	var musts []simMust
+	writes := w.rng.IntN(3) // none: a session that only read hands on what it saw
+	for range writes {
+		how := []string{"write", "write-returning", "tx"}[w.rng.IntN(3)]
+		if op := w.sub("token-handover/"+how, a, write(how, here)); op.Err == nil {
+			for _, id := range op.IDs {
+				musts = append(musts, simMust{id, "the token's session wrote it (" + how + ")", op.Start})
+			}
+		}
+	}
+	if ids := r.recentIDs(3); len(ids) > 0 && (writes == 0 || w.rng.IntN(2) == 0) {
+		// What the session found, the resumed session must find too.
+		id := ids[w.rng.IntN(len(ids))]
+		op := w.sub("token-handover/read", a, func(ctx context.Context, op *simOp) {
+			op.Read, op.ReadID = true, id
+			op.Found, op.Err = w.read(ctx, here, id)
+		})
+		if op.Err == nil && op.Found {
+			musts = append(musts, simMust{id, fmt.Sprintf("the token's session found it at %.3fs", op.End.Seconds()), op.Start})
+		}
+	}
+	tok, at := w.token(a)
+	b, ok := w.resume(tok)
+	if !ok {
+		return
+	}
+	w.resumedReads("token-handover/resumed-read", b, tok, at, there, musts)
+	if w.rng.IntN(2) != 0 {
+		return
+	}
+	// And back: the resumed session writes, and its token is resumed
+	// where the first one was taken.
+	if op := w.sub("token-handover/resumed-write", b, write("write", there)); op.Err == nil {
+		musts = append(musts, simMust{op.IDs[0], "the resumed session wrote it", op.Start})
+	}
+	tok, at = w.token(b)
+	c, ok := w.resume(tok)
+	if !ok {
+		return
+	}
+	w.resumedReads("token-handover/back-read", c, tok, at, here, musts)
+}
+
+// token takes the token of session s, as an operation of the history
+// (SessionToken may ask the primary for its position), and says when.
+func (w *simWorker) token(s context.Context) (string, time.Duration) {
+	var tok string
+	op := w.sub("token-handover/token", s, func(ctx context.Context, op *simOp) {
+		tok = rwpool.SessionToken(ctx)
+		op.Token = tok
+	})
+	return tok, op.End
+}
+
+// resume resumes tok in a fresh context: one without a session, which
+// WithSessionToken gives one, or (always for "", which changes nothing) one
+// with a session of its own.
+func (w *simWorker) resume(tok string) (context.Context, bool) {
+	ctx := context.Background()
+	if tok == "" || w.rng.IntN(2) == 0 {
+		ctx = rwpool.WithSession(ctx)
+	}
+	ctx, err := rwpool.WithSessionToken(ctx, tok)
+	if err != nil {
+		w.r.violate("token-read", "worker %d token-handover: WithSessionToken refused the token SessionToken made (%q): %v", w.id, tok, err)
+		return nil, false
+	}
+	return ctx, true
+}
+
+// resumedReads reads each of musts, in a random order, in session s, which
+// resumed tok (taken at at), through db.
+func (w *simWorker) resumedReads(kind string, s context.Context, tok string, at time.Duration, db *sql.DB, musts []simMust) {
+	for _, i := range w.rng.Perm(len(musts)) {
+		m := musts[i]
+		w.sub(kind, s, func(ctx context.Context, op *simOp) {
+			op.Read, op.ReadID, op.Must, op.Why, op.Token = true, m.id, "token-read", m.why, tok
+			op.Since, op.TokenAt = m.since, at
+			op.Found, op.Err = w.read(ctx, db, m.id)
+		})
+	}
+}
+
+// monotonic reads a few recent rows, several times each, in one session
+// (a fresh one, or the worker's, which its session-* operations use too),
+// sometimes on one *sql.Conn: once a read of the session found a row,
+// none of its later reads may miss it, or any row committed before it
+// (monotonic judges them).
+func (w *simWorker) monotonic() {
+	r := w.r
+	s, mono := rwpool.WithSession(context.Background()), r.nextMono.Add(1)
+	if w.rng.IntN(3) == 0 {
+		s, mono = w.sess, w.mono
+	}
+	ids := r.recentIDs(3)
+	if len(ids) == 0 {
+		ids = []int64{r.someID(w.rng)}
+	}
+	type queryer interface {
+		QueryRowContext(context.Context, string, ...any) *sql.Row
+	}
+	var q queryer = r.db
+	if w.rng.IntN(3) == 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		c, err := r.db.Conn(ctx)
+		cancel()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		q = c
+	}
+	for range 3 + w.rng.IntN(5) {
+		if w.rng.IntN(4) == 0 {
+			ids = append(ids, r.recentIDs(1)...) // the newest row now
+		}
+		id := ids[w.rng.IntN(len(ids))]
+		w.sub("monotonic/read", s, func(ctx context.Context, op *simOp) {
+			op.Read, op.ReadID, op.Mono = true, id, mono
+			var got int64
+			op.Err = q.QueryRowContext(ctx, w.selectByID(), id).Scan(&got)
+			op.Found = op.Err == nil
+			if errors.Is(op.Err, sql.ErrNoRows) {
+				op.Err = nil
+			}
+		})
+	}
 }
 
 func (w *simWorker) placeholder() string {
