@@ -301,6 +301,7 @@ type simRun struct {
 	moved2     map[string]int // and of db2
 	violations []simViolation
 
+	tokens        []simToken     // tokens taken, for late resumes (token-handover)
 	primaryFaults []simWindow    // when faults acted on the primary (simulation_faults_test.go)
 	counts        map[string]int // what the issue #22 invariants judged (checkHistory), for the exploration's summary
 }

@@ -227,11 +227,13 @@ type simMust struct {
 }
 
 // tokenHandover writes in a session through the run's database (and
-// sometimes, or only, reads a recent row), takes the session's token, resumes it in
-// a fresh context, mostly on the run's second database (another
-// Connector, as another process would), and reads there every row the
-// session wrote or found: token-read judges the reads. Half the time the
-// resumed session writes too, and its token goes back the other way.
+// sometimes, or only, reads a recent row), takes the session's token,
+// resumes it in a fresh context, mostly on the run's second database
+// (another Connector, as another process would), and reads there every
+// row the session wrote or found: token-read judges the reads. Half the
+// time the resumed session writes too, and its token goes back the other
+// way. Sometimes it resumes instead a token taken a while ago, maybe
+// before a failover.
 func (w *simWorker) tokenHandover() {
 	r := w.r
 	ph := w.placeholder()
@@ -256,6 +258,15 @@ func (w *simWorker) tokenHandover() {
 			}
 		}
 	}
+	if old, ok := r.oldToken(w.rng); ok && w.rng.IntN(4) == 0 {
+		// A token taken a while ago (a queued job's): it may name writes
+		// a failover has lost since, and must not make its reads wait
+		// for them.
+		if b, ok := w.resume(old.tok); ok {
+			w.resumedReads("token-handover/late-read", b, old.tok, old.at, there, old.musts)
+		}
+		return
+	}
 	a := rwpool.WithSession(context.Background())
 	var musts []simMust
 	writes := w.rng.IntN(3) // none: a session that only read hands on what it saw
@@ -279,6 +290,7 @@ func (w *simWorker) tokenHandover() {
 		}
 	}
 	tok, at := w.token(a)
+	r.keepToken(simToken{tok, at, musts})
 	b, ok := w.resume(tok)
 	if !ok {
 		return
@@ -299,6 +311,47 @@ func (w *simWorker) tokenHandover() {
 	}
 	w.resumedReads("token-handover/back-read", c, tok, at, here, musts)
 }
+
+// simToken is a token taken, when, and the rows a session resumed from it
+// must find.
+type simToken struct {
+	tok   string
+	at    time.Duration
+	musts []simMust
+}
+
+// simTokensKept bounds the tokens a run keeps for late resumes.
+const simTokensKept = 64
+
+// keepToken keeps t for a late resume.
+func (r *simRun) keepToken(t simToken) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.tokens) == simTokensKept {
+		r.tokens = r.tokens[1:]
+	}
+	r.tokens = append(r.tokens, t)
+}
+
+// oldToken returns one of the tokens kept that was taken at least
+// simTokenAge ago.
+func (r *simRun) oldToken(rng interface{ IntN(int) int }) (simToken, bool) {
+	now := r.since()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for n < len(r.tokens) && r.tokens[n].at <= now-simTokenAge {
+		n++
+	}
+	if n == 0 {
+		return simToken{}, false
+	}
+	return r.tokens[rng.IntN(n)], true
+}
+
+// simTokenAge is the least age of a token resumed late: a failover may
+// have come in between.
+const simTokenAge = 300 * time.Millisecond
 
 // token takes the token of session s, as an operation of the history
 // (SessionToken may ask the primary for its position), and says when.
