@@ -751,10 +751,12 @@ func (c *Cluster) Live(name string) bool {
 
 // Replicating reports whether server name is up, answers, and replays
 // from another: a server a failover may promote (a crashed primary back on
-// its own history is not, nor a hung server nobody could see promoted).
+// its own history is not, nor a hung server nobody could see promoted, nor
+// one whose status queries are slowed, which no client could see report
+// itself writable either).
 func (c *Cluster) Replicating(name string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := c.serverLocked(name)
-	return !s.down && s.hang == nil && s.upstream != nil
+	return !s.down && s.hang == nil && s.posSlow == 0 && s.upstream != nil
 }
