@@ -11,6 +11,7 @@ package rwpool_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -158,6 +159,8 @@ func (r *simRun) checkHistory() {
 				r.violate("token-read", "a read resumed from a token missed row %d, which the token leaves out (committed at %s; token %s) though no fault acted on the primary: %s",
 					op.ReadID, at, r.tokenPosition(op.Token), op)
 			}
+		case op.Must == "staleness" && op.Acked >= op.Start-op.Bound:
+			panic(fmt.Sprintf("simulation: a bounded read judged on a row acknowledged after its bound's moment: %s", op))
 		case op.Must == "staleness":
 			r.violate("staleness", "a read with max staleness %s missed row %d (on the primary: %v): %s", op.Bound, op.ReadID, rows[op.ReadID] != 0, op)
 		}

@@ -513,19 +513,29 @@ func (r *simRun) recentIDs(n int) []int64 {
 
 // ackedBefore returns a row id acknowledged before t, and when: mostly the
 // latest one, the hardest for a replica to have; sometimes one of the
-// few before it.
+// few before it. The acknowledgements are recorded in about their order
+// only (a worker may be held between its call's return and acked), so
+// each is checked.
 func (r *simRun) ackedBefore(t time.Duration, rng interface{ IntN(int) int }) (int64, time.Duration, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	i := len(r.ackedAt) - 1
-	for i >= 0 && r.ackedAt[i] >= t {
-		i--
+	var cands []int
+	for i := len(r.ackedAt) - 1; i >= 0 && len(cands) < 5 && len(r.ackedAt)-i < 1000; i-- {
+		if r.ackedAt[i] < t {
+			cands = append(cands, i)
+		}
 	}
-	if i < 0 {
+	if len(cands) == 0 {
 		return 0, 0, false
 	}
+	i := cands[0]
+	for _, j := range cands {
+		if r.ackedAt[j] > r.ackedAt[i] {
+			i = j
+		}
+	}
 	if rng.IntN(10) < 3 {
-		i = max(0, i-rng.IntN(5))
+		i = cands[rng.IntN(len(cands))]
 	}
 	return r.ackedIDs[i], r.ackedAt[i], true
 }

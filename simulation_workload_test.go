@@ -42,7 +42,9 @@ type simOp struct {
 	Since   time.Duration // token-read: when the write (or read) that made ReadID the token's started
 	TokenAt time.Duration // token-read: when the token was taken
 	Bound   time.Duration // WithMaxStaleness
+	Acked   time.Duration // staleness: when ReadID was acknowledged
 	Mono    int64         // the session whose reads never go back to an older state (monotonic); 0: none
+	Route   *rwpool.Route // where a read judged by one of them went, and why
 }
 
 func (o *simOp) String() string {
@@ -70,6 +72,9 @@ func (o *simOp) String() string {
 	}
 	if o.Why != "" {
 		s += " (must find it: " + o.Why + ")"
+	}
+	if o.Route != nil && o.Route.Node != "" {
+		s += fmt.Sprintf(" on %s (%s)", o.Route.Node, o.Route.Reason)
 	}
 	if o.Err != nil {
 		s += fmt.Sprintf(" err=%v", o.Err)
@@ -140,12 +145,13 @@ func (w *simWorker) step() {
 		// mostly the latest such, the one replicas are likeliest to lack.
 		op.Read, op.Bound = true, time.Duration(5+w.rng.IntN(196))*time.Millisecond
 		if id, at, ok := w.r.ackedBefore(op.Start-op.Bound, w.rng); ok {
-			op.ReadID, op.Must = id, "staleness"
-			op.Why = fmt.Sprintf("acknowledged at %.3fs, %s before the read started", at.Seconds(), (op.Start - at).Round(time.Millisecond))
+			op.ReadID, op.Must, op.Acked = id, "staleness", at
+			op.Why = fmt.Sprintf("acknowledged at %.6fs, %s before the read started", at.Seconds(), op.Start-at)
 		} else {
 			op.ReadID = w.r.someID(w.rng)
 		}
-		op.Found, op.Err = w.read(rwpool.WithMaxStaleness(ctx, op.Bound), db, op.ReadID)
+		op.Route = new(rwpool.Route)
+		op.Found, op.Err = w.read(rwpool.WithRoute(rwpool.WithMaxStaleness(ctx, op.Bound), op.Route), db, op.ReadID)
 	case "write", "session-write":
 		op.Write, op.IDs = true, w.r.newIDs(1)
 		_, op.Err = db.ExecContext(ctx, "INSERT INTO t VALUES ("+ph+")", op.IDs[0])
@@ -387,8 +393,8 @@ func (w *simWorker) resumedReads(kind string, s context.Context, tok string, at 
 		m := musts[i]
 		w.sub(kind, s, func(ctx context.Context, op *simOp) {
 			op.Read, op.ReadID, op.Must, op.Why, op.Token = true, m.id, "token-read", m.why, tok
-			op.Since, op.TokenAt = m.since, at
-			op.Found, op.Err = w.read(ctx, db, m.id)
+			op.Since, op.TokenAt, op.Route = m.since, at, new(rwpool.Route)
+			op.Found, op.Err = w.read(rwpool.WithRoute(ctx, op.Route), db, m.id)
 		})
 	}
 }
@@ -428,9 +434,9 @@ func (w *simWorker) monotonic() {
 		}
 		id := ids[w.rng.IntN(len(ids))]
 		w.sub("monotonic/read", s, func(ctx context.Context, op *simOp) {
-			op.Read, op.ReadID, op.Mono = true, id, mono
+			op.Read, op.ReadID, op.Mono, op.Route = true, id, mono, new(rwpool.Route)
 			var got int64
-			op.Err = q.QueryRowContext(ctx, w.selectByID(), id).Scan(&got)
+			op.Err = q.QueryRowContext(rwpool.WithRoute(ctx, op.Route), w.selectByID(), id).Scan(&got)
 			op.Found = op.Err == nil
 			if errors.Is(op.Err, sql.ErrNoRows) {
 				op.Err = nil
