@@ -94,7 +94,8 @@ type simWindow struct {
 }
 
 // simPrimaryAfter is how long a fault of the primary that ends at once
-// (a restart, a switchover) is taken to disturb it.
+// (a restart, a switchover) is taken to disturb it, and how long rwpool
+// is taken to need after any to find the primary again.
 const simPrimaryAfter = time.Second
 
 // primaryFault records that fault i acted on the primary from at; one that
@@ -121,12 +122,13 @@ func (r *simRun) primaryFaultEnds(i int, at time.Duration) {
 }
 
 // primaryFaulty reports whether a fault acted on the primary at any time
-// between from and to.
+// between from and to, or ended less than simPrimaryAfter before from:
+// rwpool takes a few checks to bring the primary back into rotation.
 func (r *simRun) primaryFaulty(from, to time.Duration) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, w := range r.primaryFaults {
-		if w.from <= to && (w.to < 0 || w.to >= from) {
+		if w.from <= to && (w.to < 0 || w.to+simPrimaryAfter >= from) {
 			return true
 		}
 	}
