@@ -34,7 +34,8 @@ func (r *simRun) runFaults(stop <-chan struct{}) {
 	}
 	slices.SortStableFunc(acts, func(a, b simAction) int { return int(a.at - b.at) })
 	targets := map[int]simTarget{}
-	active := map[string]int{} // faults in effect: "writable-replica", and "primary" for any on the primary
+	active := map[string]int{}          // faults in effect: "writable-replica", and "primary" for any on the primary
+	switched := time.Duration(-1 << 62) // the last switchover
 	for _, a := range acts {
 		t := time.NewTimer(time.Until(r.start.Add(a.at)))
 		select {
@@ -60,6 +61,13 @@ func (r *simRun) runFaults(stop <-chan struct{}) {
 			r.logf("fault %s skipped: a second writable node and a fault of the primary do not overlap", f)
 			continue
 		}
+		// Nor does it right after a switchover: the old primary made
+		// writable again before rwpool could see it demoted is one
+		// nobody could keep writes off (its connections still reach it).
+		if f.Kind == "writable-replica" && r.since()-switched < simDetect {
+			r.logf("fault %s skipped: a second writable node comes no sooner than %s after a switchover", f, simDetect)
+			continue
+		}
 		// Nor does a fault of the new primary with a crash failover whose
 		// old primary has yet to come back: that one comes back only
 		// once the promotion could be seen (simDetect).
@@ -68,6 +76,9 @@ func (r *simRun) runFaults(stop <-chan struct{}) {
 			continue
 		}
 		if tg, ok := r.apply(f); ok {
+			if f.Kind == "switchover" {
+				switched = r.since()
+			}
 			tg.class = f.Kind
 			switch {
 			case f.Kind == "crash-failover":
@@ -163,7 +174,8 @@ const simDetect = 3*simCheckInterval + 2*simProbeTimeout
 
 // resolve finds the server a fault targets now: the designated primary,
 // the Pick-th live replica, or ("follower") the Pick-th live server that
-// replays from another, the only kind a failover promotes.
+// replays from another and its own endpoint leads to, the only kind a
+// failover promotes.
 func (r *simRun) resolve(f simFault, role string) (string, bool) {
 	cl := r.cl
 	p := cl.Primary()
@@ -172,7 +184,7 @@ func (r *simRun) resolve(f simFault, role string) (string, bool) {
 	}
 	var rs []string
 	for _, s := range cl.Servers() {
-		if s != p && cl.Live(s) && (role != "follower" || cl.Replicating(s)) {
+		if s != p && cl.Live(s) && (role != "follower" || cl.Replicating(s) && r.reachable(s)) {
 			rs = append(rs, s)
 		}
 	}
@@ -180,6 +192,14 @@ func (r *simRun) resolve(f simFault, role string) (string, bool) {
 		return "", false
 	}
 	return rs[f.Pick%len(rs)], true
+}
+
+// reachable reports whether server s's own endpoint leads to it: a
+// server whose endpoint was moved away (move-replica) is promoted by no
+// failover, since with follow_promotion no node could see it promoted.
+func (r *simRun) reachable(s string) bool {
+	eps := r.cl.EndpointServers(s)
+	return len(eps) == 1 && eps[0] == s
 }
 
 func (r *simRun) apply(f simFault) (simTarget, bool) {
