@@ -34,8 +34,8 @@ func (r *simRun) runFaults(stop <-chan struct{}) {
 	}
 	slices.SortStableFunc(acts, func(a, b simAction) int { return int(a.at - b.at) })
 	targets := map[int]simTarget{}
-	active := map[string]int{}          // faults in effect: "writable-replica", and "primary" for any on the primary
-	switched := time.Duration(-1 << 62) // the last switchover
+	active := map[string]int{}         // faults in effect: "writable-replica", and "primary" for any on the primary
+	settled := time.Duration(-1 << 62) // the end of the last fault of the primary (a switchover's, a restart's start)
 	for _, a := range acts {
 		t := time.NewTimer(time.Until(r.start.Add(a.at)))
 		select {
@@ -50,6 +50,9 @@ func (r *simRun) runFaults(stop <-chan struct{}) {
 				r.undo(f, tg)
 				r.primaryFaultEnds(a.i, r.since())
 				active[tg.class]--
+				if tg.class == "primary" || tg.class == "failover" {
+					settled = r.since()
+				}
 			}
 			continue
 		}
@@ -61,11 +64,13 @@ func (r *simRun) runFaults(stop <-chan struct{}) {
 			r.logf("fault %s skipped: a second writable node and a fault of the primary do not overlap", f)
 			continue
 		}
-		// Nor does it right after a switchover: the old primary made
-		// writable again before rwpool could see it demoted is one
-		// nobody could keep writes off (its connections still reach it).
-		if f.Kind == "writable-replica" && r.since()-switched < simDetect {
-			r.logf("fault %s skipped: a second writable node comes no sooner than %s after a switchover", f, simDetect)
+		// Nor does it right after a fault of the primary ended, or a
+		// switchover: before rwpool could see the primary back (or the
+		// old one demoted), a second writable node is a promotion to
+		// follow, or one whose connections still reach it as the
+		// primary's.
+		if f.Kind == "writable-replica" && r.since()-settled < simDetect {
+			r.logf("fault %s skipped: a second writable node comes no sooner than %s after a fault of the primary", f, simDetect)
 			continue
 		}
 		// Nor does a fault of the new primary with a crash failover whose
@@ -76,8 +81,8 @@ func (r *simRun) runFaults(stop <-chan struct{}) {
 			continue
 		}
 		if tg, ok := r.apply(f); ok {
-			if f.Kind == "switchover" {
-				switched = r.since()
+			if r.onPrimary(f) && !simUndone[f.Kind] { // a switchover, a restart: over at once
+				settled = r.since()
 			}
 			tg.class = f.Kind
 			switch {
