@@ -108,19 +108,26 @@ func (b *hedgeBudget) allow(now int64) bool {
 }
 
 // hedge starts a hedge of read r if it is still running, another node can
-// serve it and the budget allows.
-func (w *watcher) hedge(r *readCtx) {
+// serve it and the budget allows. It reports whether the budget refused
+// it: the watcher then asks again a slot later (hedgeSlot), since a burst
+// that filled the short windows (a node hanging under load makes every
+// read on it want a hedge at once) leaves room again within a few slots,
+// and the read would otherwise wait for its node's trip. refused says
+// whether this read was refused before, so that it is counted once.
+func (w *watcher) hedge(r *readCtx, refused bool) (retry bool) {
 	c := w.vc.c
 	if r.state.Load() != readRunning {
-		return
+		return false
 	}
 	n, _, err := c.pickRead(false, []*node{r.n}, false)
 	if err != nil {
-		return // nowhere else to go
+		return false // nowhere else to go
 	}
 	if !c.hedges.allow(slotNow()) {
-		r.n.hedgesRefused.Add(1)
-		return
+		if !refused {
+			r.n.hedgesRefused.Add(1)
+		}
+		return true
 	}
 	r.n.hedges.Add(1)
 	ctx, rc, cancel := hedgeContext(r.parent, n)
@@ -132,6 +139,7 @@ func (w *watcher) hedge(r *readCtx) {
 	if !c.bg.Go(func() { w.runHedge(ctx, cancel, rc, r, n, r.args) }) {
 		cancel()
 	}
+	return false
 }
 
 // hedgeContext returns the context a hedge on n runs with, for a read

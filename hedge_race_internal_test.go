@@ -377,3 +377,41 @@ func TestHedgeStressClosesRows(t *testing.T) {
 		})
 	}
 }
+
+// A read whose hedge the budget refused asks again a slot later, and is
+// hedged once reads issued meanwhile make room: it waited for its node's
+// trip, or its deadline, before (a CI run of TestFaultHangReplicaHedged
+// had a read of 543 ms on a hung replica, its hedge refused in a burst).
+// It is counted refused once, however often it asks.
+func TestRefusedHedgeAsksAgain(t *testing.T) {
+	cl := openHeld(t, ";hedge_after=10ms;hedge_budget=10%", func(cl *heldCluster, ctx context.Context, dsn string) {
+		if dsn == cl.r {
+			<-ctx.Done() // the replica hangs, honouring the context
+		}
+	})
+	r1 := cl.c.replicas[0]
+	go func() {
+		// The first read alone may not be hedged at 10 %; twenty more
+		// reads issued meanwhile allow two hedges.
+		if !until(func() bool { return r1.hedgesRefused.Load() > 0 }) {
+			return
+		}
+		for range 20 {
+			cl.c.hedges.read(slotNow())
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	start := time.Now()
+	var node string
+	if err := cl.db.QueryRowContext(ctx, "SELECT node").Scan(&node); err != nil {
+		t.Fatalf("read failed after %s: %v", time.Since(start), err)
+	}
+	if took := time.Since(start); node != cl.p || took > 2*time.Second {
+		t.Fatalf("answered by %s after %s, want the hedge on the primary, within a few slots", node, took)
+	}
+	if h, ref := r1.hedges.Load(), r1.hedgesRefused.Load(); h != 1 || ref != 1 {
+		t.Fatalf("replica1: %d hedges, %d refused; want 1, 1 (a read is counted refused once)", h, ref)
+	}
+	cl.closeAndCheck(t)
+}

@@ -86,8 +86,10 @@ func hedgeLoad(t *testing.T, db *sql.DB, q string, d time.Duration) (reads, hedg
 // TestHedgeBudgetOnCluster: replica1 answers every read 100 ms late (the
 // read sleeps there), so every read it gets (half of them) would like a
 // hedge after hedge_after=20ms; with hedge_budget=10% no 10 s window has
-// more than 10 % of its reads hedged.
+// more than 10 % of its reads hedged (plus what the test's sampling cannot
+// tell apart: one of rwpool's 100 ms slots).
 func TestHedgeBudgetOnCluster(t *testing.T) {
+	const hedgeSlots = 100 // rwpool's budget: 100 slots of 100 ms
 	forEachCluster(t, func(t *testing.T, cl *cluster) {
 		db := cl.open(t, "hedge_after=20ms;hedge_budget=10%")
 		reads, hedges, res := hedgeLoad(t, db, slowOn(cl, portOf(cl.Replicas[0]), 0.1), 13*time.Second)
@@ -104,7 +106,13 @@ func TestHedgeBudgetOnCluster(t *testing.T) {
 			}
 			share := float64(h) / float64(r)
 			worst = max(worst, share)
-			if share > 0.10 {
+			// The test's window runs from one of its own ticks to
+			// another, which rwpool's 100 ms slots do not line up with:
+			// it overlaps 101 of them, and the budget holds the share
+			// exactly over any 100. So the window may hold one slot's
+			// hedges more: the share of a slot's reads, plus one (a
+			// CI run measured 153 of 1529, 10.006 %).
+			if float64(h) > 0.10*float64(r)*(hedgeSlots+1)/hedgeSlots+1 {
 				t.Errorf("10 s window from %.1fs: %d of %d reads hedged (%.1f%%), want at most 10%%", float64(i)/10, h, r, 100*share)
 			}
 		}

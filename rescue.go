@@ -296,6 +296,7 @@ func (w *watcher) run() {
 		tick               <-chan time.Time
 		start              time.Time
 		hedgeAt, suspectAt time.Duration // since start; -1 once done
+		refused            bool          // r's hedge was refused by the budget (asked again each slot)
 	)
 	// schedule sets the timer for r's next deadline, if any.
 	schedule := func() {
@@ -324,7 +325,7 @@ func (w *watcher) run() {
 		case r = <-arm:
 			start = time.Now()
 			parent, trip = r.parent.Done(), r.trip
-			hedgeAt, suspectAt = -1, c.cfg.ProbeTimeout
+			hedgeAt, suspectAt, refused = -1, c.cfg.ProbeTimeout, false
 			if r.query != "" {
 				hedgeAt = c.cfg.HedgeAfter
 			}
@@ -336,7 +337,9 @@ func (w *watcher) run() {
 			since := time.Since(start)
 			if hedgeAt >= 0 && since >= hedgeAt {
 				hedgeAt = -1
-				w.hedge(r)
+				if w.hedge(r, refused) {
+					refused, hedgeAt = true, since+hedgeSlot
+				}
 			}
 			if suspectAt >= 0 && since >= suspectAt {
 				suspectAt = -1

@@ -58,7 +58,7 @@ type NodeStats struct {
 	// is slower than the others.
 	Hedges        int64 // reads here that were also started on another node
 	HedgeWins     int64 // of those, the ones the other node answered first
-	HedgesRefused int64 // reads here that were not hedged because of hedge_budget
+	HedgesRefused int64 // reads here whose hedge hedge_budget refused (such a read asks again every 100 ms, and may be counted in Hedges later)
 
 	// Real connections opened and closed, by cause. Each costs a new
 	// server session (on PostgreSQL a server process), so they explain

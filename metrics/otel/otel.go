@@ -113,8 +113,8 @@ const (
 	// another node answered first; Int64ObservableCounter, unit {hedge}.
 	MetricHedgeWins = "rwpool.hedge.wins"
 	// MetricHedgesRefused is the number of reads on a node that had no
-	// answer after hedge_after but were not hedged, being over
-	// hedge_budget; Int64ObservableCounter, unit {read}.
+	// answer after hedge_after and whose hedge hedge_budget refused (such
+	// a read asks again every 100 ms); Int64ObservableCounter, unit {read}.
 	MetricHedgesRefused = "rwpool.hedges.refused"
 	// MetricNodeAvailable is 1 while routing may choose a node, 0 while it
 	// is unavailable or lagging; Int64ObservableGauge, no unit.
@@ -263,7 +263,7 @@ func register(stats func() (rwpool.Snapshot, error), mp metric.MeterProvider, op
 		tooStale        = counter(MetricTooStale, "{read}", "Causal reads that failed with ErrTooStale (causal_fallback=error) instead of going to the node (the primary).")
 		hedges          = counter(MetricHedges, "{hedge}", "Reads on the node that had no answer after hedge_after and were also started on another node.")
 		hedgeWins       = counter(MetricHedgeWins, "{hedge}", "Reads on the node whose hedge on another node answered first.")
-		refused         = counter(MetricHedgesRefused, "{read}", "Reads on the node that had no answer after hedge_after but were not hedged: over hedge_budget.")
+		refused         = counter(MetricHedgesRefused, "{read}", "Reads on the node that had no answer after hedge_after and whose hedge was refused, over hedge_budget (at first: such a read asks again every 100 ms).")
 		available       = i64(m.Int64ObservableGauge(MetricNodeAvailable, metric.WithDescription("1 if routing may choose the node, 0 while it is unavailable or lagging.")))
 		probe           = f64(m.Float64ObservableGauge(MetricNodeProbeLatency, metric.WithUnit("s"), metric.WithDescription("Latency of the node's last successful health probe (0 before the first).")))
 		balance         = f64(m.Float64ObservableGauge(MetricNodeBalanceLatency, metric.WithUnit("s"), metric.WithDescription("What balance=adaptive takes the node's read latency to be (time to first response, recent reads weighing most); 0 with balance=weighted and before the node's first read.")))

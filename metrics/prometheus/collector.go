@@ -153,7 +153,7 @@ func newCollector(stats func() (rwpool.Snapshot, error), opts []Option) (*collec
 		tooStale:          desc("too_stale_total", "Causal reads that failed with ErrTooStale (causal_fallback=error) instead of going to the node (the primary)."),
 		hedges:            desc("hedges_total", "Reads on the node that had no answer after hedge_after and were also started on another node."),
 		hedgeWins:         desc("hedge_wins_total", "Reads on the node whose hedge on another node answered first."),
-		hedgesRefused:     desc("hedges_refused_total", "Reads on the node that had no answer after hedge_after but were not hedged: over hedge_budget."),
+		hedgesRefused:     desc("hedges_refused_total", "Reads on the node that had no answer after hedge_after and whose hedge was refused, over hedge_budget (at first: such a read asks again every 100 ms)."),
 		available:         desc("node_available", "1 if routing may choose the node, 0 while it is unavailable or lagging."),
 		probeLatency:      desc("node_probe_latency_seconds", "Latency of the node's last successful health probe, in seconds (0 before the first)."),
 		balanceLatency:    desc("node_balance_latency_seconds", "What balance=adaptive takes the node's read latency to be (time to first response, recent reads weighing most), in seconds; 0 with balance=weighted and before the node's first read."),

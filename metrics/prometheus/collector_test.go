@@ -266,7 +266,7 @@ rwpool_fallbacks_total{node="replica2",role="replica"} 0
 rwpool_hedge_wins_total{node="primary",role="primary"} 0
 rwpool_hedge_wins_total{node="replica1",role="replica"} 0
 rwpool_hedge_wins_total{node="replica2",role="replica"} 0
-# HELP rwpool_hedges_refused_total Reads on the node that had no answer after hedge_after but were not hedged: over hedge_budget.
+# HELP rwpool_hedges_refused_total Reads on the node that had no answer after hedge_after and whose hedge was refused, over hedge_budget (at first: such a read asks again every 100 ms).
 # TYPE rwpool_hedges_refused_total counter
 rwpool_hedges_refused_total{node="primary",role="primary"} 0
 rwpool_hedges_refused_total{node="replica1",role="replica"} 0
