@@ -33,6 +33,7 @@ package simcluster
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -603,7 +604,8 @@ func (c *Cluster) OpenDetail() string {
 	defer c.mu.Unlock()
 	var ds []string
 	for cn := range c.conns {
-		ds = append(ds, fmt.Sprintf("%s(busy=%v rows=%d tx=%v broken=%v)", cn.s.Name, cn.busy.Load(), cn.rows, cn.tx != nil, cn.broken))
+		ds = append(ds, fmt.Sprintf("%s(busy=%v rows=%d tx=%v broken=%v last=%.60q dialled by %s)",
+			cn.s.Name, cn.busy.Load(), cn.rows, cn.tx != nil, cn.broken, cn.last, callers(cn.dialler)))
 	}
 	sort.Strings(ds)
 	return strings.Join(ds, " ")
@@ -759,4 +761,20 @@ func (c *Cluster) Replicating(name string) bool {
 	defer c.mu.Unlock()
 	s := c.serverLocked(name)
 	return !s.down && s.hang == nil && s.posSlow == 0 && s.upstream != nil
+}
+
+// callers names the functions of a stack, innermost first, less the
+// runtime's and database/sql's plumbing.
+func callers(pcs []uintptr) string {
+	var names []string
+	frames := runtime.CallersFrames(pcs)
+	for {
+		f, more := frames.Next()
+		if f.Function != "" && !strings.HasPrefix(f.Function, "runtime.") {
+			names = append(names, f.Function[strings.LastIndexByte(f.Function, '/')+1:])
+		}
+		if !more {
+			return strings.Join(names, " < ")
+		}
+	}
 }

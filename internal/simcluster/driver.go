@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -91,6 +92,10 @@ func (d *drv) Open(dsn string) (driver.Conn, error) {
 		return nil, errRefused
 	}
 	cn := &conn{c: c, s: s, gen: s.gen}
+	// Who dialled it, and what it last ran: a connection left open after
+	// Close (the simulation's close-leak) is named by them.
+	cn.dialler = make([]uintptr, 24)
+	cn.dialler = cn.dialler[:runtime.Callers(2, cn.dialler)]
 	c.conns[cn] = struct{}{}
 	return cn, nil
 }
@@ -117,6 +122,8 @@ type conn struct {
 	rows     int      // rows open on it
 	tx       *txState // driver-level or SQL-level transaction
 	lastGTID gtid
+	last     string    // the last statement sent on it
+	dialler  []uintptr // the stack that dialled it (OpenDetail)
 }
 
 type txState struct {
@@ -228,6 +235,7 @@ func (cn *conn) enter(q string) error {
 	}
 	cn.c.mu.Lock()
 	defer cn.c.mu.Unlock()
+	cn.last = q
 	if cn.rows > 0 && q != "COMMIT" && q != "ROLLBACK" {
 		// database/sql itself commits a transaction on the connection its
 		// rows came from; anything else there is another caller's.
