@@ -48,7 +48,6 @@ func (r *simRun) runFaults(stop <-chan struct{}) {
 		if a.undo {
 			if tg, ok := targets[a.i]; ok {
 				r.undo(f, tg)
-				r.primaryFaultEnds(a.i, r.since())
 				active[tg.class]--
 				if tg.class == "primary" || tg.class == "failover" {
 					settled = r.since()
@@ -104,64 +103,12 @@ func (r *simRun) runFaults(stop <-chan struct{}) {
 			case r.onPrimary(f):
 				tg.class = "primary"
 			}
-			if r.onPrimary(f) {
-				r.primaryFault(a.i, tg.at, simUndone[f.Kind])
-			}
 			if simUndone[f.Kind] {
 				targets[a.i] = tg
 				active[tg.class]++
 			}
 		}
 	}
-}
-
-// simWindow is when a fault acted on the primary: from its start to its
-// end (to < 0 while it lasts).
-type simWindow struct {
-	fault    int
-	from, to time.Duration
-}
-
-// simPrimaryAfter is how long a fault of the primary that ends at once
-// (a restart, a switchover) is taken to disturb it, and how long rwpool
-// is taken to need after any to find the primary again.
-const simPrimaryAfter = time.Second
-
-// primaryFault records that fault i acted on the primary from at; one that
-// is not undone lasts simPrimaryAfter.
-func (r *simRun) primaryFault(i int, at time.Duration, undone bool) {
-	w := simWindow{fault: i, from: at, to: -1}
-	if !undone {
-		w.to = at + simPrimaryAfter
-	}
-	r.mu.Lock()
-	r.primaryFaults = append(r.primaryFaults, w)
-	r.mu.Unlock()
-}
-
-// primaryFaultEnds records the end of fault i on the primary.
-func (r *simRun) primaryFaultEnds(i int, at time.Duration) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for j, w := range r.primaryFaults {
-		if w.fault == i && w.to < 0 {
-			r.primaryFaults[j].to = at
-		}
-	}
-}
-
-// primaryFaulty reports whether a fault acted on the primary at any time
-// between from and to, or ended less than simPrimaryAfter before from:
-// rwpool takes a few checks to bring the primary back into rotation.
-func (r *simRun) primaryFaulty(from, to time.Duration) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, w := range r.primaryFaults {
-		if w.from <= to && (w.to < 0 || w.to+simPrimaryAfter >= from) {
-			return true
-		}
-	}
-	return false
 }
 
 // simTarget is what a fault acted on, for its undo.

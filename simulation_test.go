@@ -301,9 +301,8 @@ type simRun struct {
 	moved2     map[string]int // and of db2
 	violations []simViolation
 
-	tokens        []simToken     // tokens taken, for late resumes (token-handover)
-	primaryFaults []simWindow    // when faults acted on the primary (simulation_faults_test.go)
-	counts        map[string]int // what the issue #22 invariants judged (checkHistory), for the exploration's summary
+	tokens []simToken     // tokens taken, for late resumes (token-handover)
+	counts map[string]int // what the issue #22 invariants judged (checkHistory), for the exploration's summary
 }
 
 // simViolation is a broken invariant.

@@ -18,15 +18,17 @@ import (
 // A write whose position is not known yet (its rows are still open, or
 // reading its position failed) is resolved here, by reading the
 // primary's current position (one round trip, bounded by probe_timeout
-// when ctx has no deadline); if that fails, the token leaves it out.
+// when ctx has no deadline); if that fails, the token says a write is
+// pending, and the session that resumes it asks its own primary at its
+// first read (one byte more).
 // What the session's reads saw is covered by the primary's position at
 // the end of its last read or later, as monotonic reads bound it: free
 // when such a position is known already (the health checker's, another
 // read's), else the same round trip, shared; if that fails, the token
-// covers only what the nodes that served them were known to have applied.
+// says so the same way.
 //
-// Tokens are short (PostgreSQL: at most 27 characters; MariaDB with one
-// replication domain: at most 47), URL-, header- and cookie-safe, and
+// Tokens are short (PostgreSQL: at most 28 characters; MariaDB with one
+// replication domain: at most 48), URL-, header- and cookie-safe, and
 // carry a replication position and a hash of the cluster's identity
 // (PostgreSQL's system identifier): no DSN, host name or secret.
 //
@@ -42,6 +44,7 @@ func SessionToken(ctx context.Context) string {
 	c, pending := s.c, s.pending
 	read, lastEnd := s.last != nil && s.lastEnd.After(s.seenAt), s.lastEnd
 	s.mu.Unlock()
+	unbounded := false // what the session's last reads saw could not be bounded
 	if c != nil && c.cfg.ReadYourWrites == 0 {
 		switch {
 		case pending > 0:
@@ -54,13 +57,23 @@ func SessionToken(ctx context.Context) string {
 		case read:
 			if p, err := c.primarySince(ctx, lastEnd); err == nil {
 				s.sawUpTo(p, lastEnd)
+			} else {
+				unbounded = true
 			}
 		}
 	}
 	s.mu.Lock()
 	pos, cluster := s.target.Merge(s.seen), s.cluster
+	// A pending write still unresolved (the primary could not be asked:
+	// it is down or hung, the DB is closing, or the session only resumed
+	// a pending token), or reads whose view could not be bounded, travel
+	// as a pending write: whoever resumes the token asks its primary at
+	// its first read, whose position then covers them, as this session
+	// would have. Leaving them out would hand on a token whose reads miss
+	// them.
+	unresolved := unbounded || s.pending > 0 && (c == nil || c.cfg.ReadYourWrites == 0)
 	s.mu.Unlock()
-	if pos.IsZero() {
+	if pos.IsZero() && !unresolved {
 		return ""
 	}
 	if c != nil {
@@ -68,7 +81,7 @@ func SessionToken(ctx context.Context) string {
 			cluster = tag
 		}
 	}
-	return token.Encode(token.Token{Cluster: cluster, Pos: pos})
+	return token.Encode(token.Token{Cluster: cluster, Pos: pos, Pending: unresolved})
 }
 
 // WithSessionToken returns a context whose session (ctx's own if it
@@ -122,6 +135,13 @@ func (s *session) resume(t token.Token) {
 		s.foreign = true
 	}
 	s.target = s.target.Merge(t.Pos)
+	if t.Pending && s.pending == 0 {
+		// The token's session wrote what its position does not cover:
+		// the first read asks the primary (planRead), as for the
+		// session's own pending writes. One pending write stands for
+		// any number: the primary's position covers them all.
+		s.pending = 1
+	}
 	s.resumed = true
 }
 

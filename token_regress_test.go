@@ -143,3 +143,63 @@ func TestSessionTokenCoversWhatReadsSaw(t *testing.T) {
 		})
 	}
 }
+
+// A token made when the primary could not be asked for a pending write's
+// position (here the DB was already closing, as when a request ends
+// during shutdown; likewise with the primary down or hung) left the write
+// out: "" for a session whose only write returned rows, and a session
+// resumed from it on another Connector read a replica without the row.
+// The token now says a write is pending, and the resumed session asks its
+// own primary first. Found by TestSimulation (token-read in
+// token-handover, Close while the workers run, seed 7620196231773789081).
+func TestSessionTokenOfAnUnresolvedWrite(t *testing.T) {
+	for _, f := range []simcluster.Flavor{simcluster.Postgres, simcluster.MariaDB} {
+		t.Run(f.String(), func(t *testing.T) {
+			cl := simcluster.New(t.Name(), f, 2, 1)
+			defer cl.Close()
+			open := func() *sql.DB {
+				db, err := sql.Open("rwpool", fmt.Sprintf("driver=%s;primary=%s;replica=%s;check_interval=1h",
+					simcluster.DriverName(f), cl.DSN("s0"), cl.DSN("s1")))
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { db.Close() })
+				return db
+			}
+			db1, db2 := open(), open()
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			cl.Delay("s1", time.Hour) // the replica never gets the row
+			ph := "$1"
+			if f == simcluster.MariaDB {
+				ph = "?"
+			}
+			sess := rwpool.WithSession(ctx)
+			var id int64
+			if err := db1.QueryRowContext(sess, "INSERT INTO t VALUES (7) RETURNING id").Scan(&id); err != nil {
+				t.Fatal(err)
+			}
+			db1.Close() // the write's position can no longer be read through db1
+			tok := rwpool.SessionToken(sess)
+			if tok == "" {
+				t.Fatal("no token after a session's write whose position could not be read")
+			}
+			// Handed on again before any read, it still says so.
+			r, err := rwpool.WithSessionToken(ctx, tok)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if again := rwpool.SessionToken(r); again != tok {
+				t.Fatalf("the resumed session's token %q, want %q", again, tok)
+			}
+			var route rwpool.Route
+			err = db2.QueryRowContext(rwpool.WithRoute(r, &route), "SELECT id FROM t WHERE id = "+ph, int64(7)).Scan(&id)
+			if errors.Is(err, sql.ErrNoRows) {
+				t.Fatalf("the resumed session missed the token's write: served by %s (%s)", route.Node, route.Reason)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}

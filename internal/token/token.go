@@ -3,18 +3,23 @@
 //
 // A token is base64url without padding (URL-, header- and cookie-safe) of:
 //
-//	version  1 byte, 1
+//	version  1 byte: 1, or 2 for a token with flags
+//	flags    (version 2 only) 1 byte: bit 0, pending (Token.Pending);
+//	         the other bits are zero
 //	cluster  4 bytes, big-endian: a tag of the cluster that made the
 //	         token (0: the cluster offers no identity)
-//	position replication.Position's binary form
+//	position replication.Position's binary form (in version 2, absent
+//	         when the token says only that a write is pending)
 //	checksum 4 bytes: CRC-32C of everything before
 //
-// It carries no DSN, host name or secret: a replication position and a
-// hash. A PostgreSQL token is at most 20 bytes (27 characters); a MariaDB
-// one 10 bytes plus at most 25 per replication domain (a single-domain
-// cluster: at most 35 bytes, 47 characters). Decode refuses anything else
-// (MaxLen, the version, the checksum, a non-canonical position, trailing
-// bytes): a token comes from outside the process.
+// Encode writes version 1 whenever no flag is set, so tokens that need no
+// flag stay as short as before. It carries no DSN, host name or secret: a
+// replication position and a hash. A PostgreSQL token is at most 21 bytes
+// (28 characters); a MariaDB one 11 bytes plus at most 25 per replication
+// domain (a single-domain cluster: at most 36 bytes, 48 characters).
+// Decode refuses anything else (MaxLen, the version, the checksum, unknown
+// flags, a non-canonical position, trailing bytes): a token comes from
+// outside the process.
 package token
 
 import (
@@ -26,10 +31,17 @@ import (
 	"github.com/rwpool/rwpool/internal/replication"
 )
 
-// Version is the token format Encode writes and Decode reads. A format
-// change gets a new version; Decode keeps reading the old ones for as long
-// as tokens made with them can be in flight.
-const Version = 1
+// Version is the newest token format Encode writes and Decode reads. A
+// format change gets a new version; Decode keeps reading the old ones for
+// as long as tokens made with them can be in flight.
+const Version = 2
+
+// version1 is the format without flags, still written for tokens that
+// need none.
+const version1 = 1
+
+// flagPending is Token.Pending.
+const flagPending = 1
 
 // MaxLen bounds the text Decode reads, before it decodes anything: a
 // MariaDB token of MaxBinaryDomains domains, or a MySQL one of a GTID set
@@ -39,7 +51,13 @@ const MaxLen = 4096
 // Token is what a session token says.
 type Token struct {
 	Cluster uint32               // the cluster's tag; 0 when unknown
-	Pos     replication.Position // not zero
+	Pos     replication.Position // not zero unless Pending
+
+	// Pending says the token's session made a write whose position the
+	// token could not say (the primary could not be asked when it was
+	// made): whoever resumes it must read the primary's position before
+	// it trusts a replica, as the session itself would have.
+	Pending bool
 }
 
 var (
@@ -54,7 +72,10 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // Encode returns t's text.
 func Encode(t Token) string {
 	var buf [64]byte
-	b := append(buf[:0], Version)
+	b := append(buf[:0], version1)
+	if t.Pending {
+		b = append(buf[:0], Version, flagPending)
+	}
 	b = binary.BigEndian.AppendUint32(b, t.Cluster)
 	b = t.Pos.AppendBinary(b)
 	b = binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
@@ -75,21 +96,45 @@ func Decode(s string) (Token, error) {
 		}
 	}
 	b, err := base64.RawURLEncoding.Strict().DecodeString(s)
-	if err != nil || len(b) < 1+4+2+4 {
+	if err != nil || len(b) < 1+4+4 {
 		return Token{}, ErrMalformed
 	}
-	if b[0] != Version {
+	head := 1 // version, and in version 2 the flags
+	switch b[0] {
+	case version1:
+	case Version:
+		head = 2
+	default:
 		return Token{}, ErrVersion
+	}
+	if len(b) < head+4+4 {
+		return Token{}, ErrMalformed
 	}
 	body, sum := b[:len(b)-4], binary.BigEndian.Uint32(b[len(b)-4:])
 	if crc32.Checksum(body, castagnoli) != sum {
 		return Token{}, ErrMalformed
 	}
-	p, rest, err := replication.DecodeBinary(body[5:])
+	var t Token
+	if head == 2 {
+		// Only the flags this version defines, and only a token that
+		// needs one: Encode writes version 1 otherwise, and one text
+		// per token keeps them comparable.
+		if body[1] != flagPending {
+			return Token{}, ErrMalformed
+		}
+		t.Pending = true
+	}
+	t.Cluster = binary.BigEndian.Uint32(body[head : head+4])
+	pos := body[head+4:]
+	if len(pos) == 0 && t.Pending {
+		return t, nil // a pending write, and nothing else known
+	}
+	p, rest, err := replication.DecodeBinary(pos)
 	if err != nil || len(rest) != 0 {
 		return Token{}, ErrMalformed
 	}
-	return Token{Cluster: binary.BigEndian.Uint32(body[1:5]), Pos: p}, nil
+	t.Pos = p
+	return t, nil
 }
 
 // ClusterTag turns a cluster's identity (PostgreSQL's system identifier)

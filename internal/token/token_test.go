@@ -1,7 +1,10 @@
 package token
 
 import (
+	"encoding/base64"
+	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"strings"
 	"testing"
 
@@ -29,18 +32,33 @@ func TestRoundTripAndSize(t *testing.T) {
 		{replication.MariaDB, "4294967295-4294967295-18446744073709551615", 47, true},
 		{replication.MariaDB, "0-1-1234567", 47, true},
 	} {
-		tok := Token{Cluster: ClusterTag("7312345678901234567"), Pos: mustParse(t, c.f, c.pos)}
-		s := Encode(tok)
-		if len(s) > c.max || len(s) > 64 {
-			t.Errorf("%s: token %q has %d characters, want at most %d", c.pos, s, len(s), c.max)
+		for _, pending := range []bool{false, true} {
+			max := c.max
+			if pending {
+				max++ // the flags byte
+			}
+			tok := Token{Cluster: ClusterTag("7312345678901234567"), Pos: mustParse(t, c.f, c.pos), Pending: pending}
+			roundTrip(t, tok, max)
 		}
-		if strings.ContainsAny(s, "+/=;, \"") {
-			t.Errorf("%s: token %q is not URL- and cookie-safe", c.pos, s)
-		}
-		got, err := Decode(s)
-		if err != nil || got.Cluster != tok.Cluster || got.Pos.String() != tok.Pos.String() {
-			t.Errorf("%s: Decode(%q) = %+v, %v", c.pos, s, got, err)
-		}
+	}
+	// A token that says only that a write is pending.
+	roundTrip(t, Token{Cluster: 9, Pending: true}, 16)
+}
+
+// roundTrip checks that tok encodes as a safe text of at most max
+// characters, which decodes back to tok.
+func roundTrip(t *testing.T, tok Token, max int) {
+	t.Helper()
+	s := Encode(tok)
+	if len(s) > max || len(s) > 64 {
+		t.Errorf("%+v: token %q has %d characters, want at most %d", tok, s, len(s), max)
+	}
+	if strings.ContainsAny(s, "+/=;, \"") {
+		t.Errorf("%+v: token %q is not URL- and cookie-safe", tok, s)
+	}
+	got, err := Decode(s)
+	if err != nil || got.Cluster != tok.Cluster || got.Pos.String() != tok.Pos.String() || got.Pending != tok.Pending {
+		t.Errorf("Decode(%q) = %+v, %v; want %+v", s, got, err, tok)
 	}
 }
 
@@ -60,6 +78,11 @@ func TestDecodeRejects(t *testing.T) {
 		"1 MiB":      strings.Repeat("A", 1<<20),
 		"other text": "eyJhbGciOiJIUzI1NiJ9",
 	}
+	// Version 2 with no flag set (Encode writes version 1 then), or with
+	// one this version does not define; version 1 with no position.
+	cases["no flag"] = reversion(t, good, Version, 0)
+	cases["unknown flag"] = reversion(t, good, Version, 2)
+	cases["v1 without position"] = Encode(Token{Cluster: 7})
 	for name, s := range cases {
 		if _, err := Decode(s); !errors.Is(err, ErrMalformed) && !errors.Is(err, ErrVersion) {
 			t.Errorf("%s: err %v, want ErrMalformed or ErrVersion", name, err)
@@ -79,16 +102,31 @@ func TestDecodeRejects(t *testing.T) {
 	}
 }
 
+// reversion returns good's token re-encoded as version v with flags,
+// with a valid checksum: only the rules on versions and flags refuse it.
+func reversion(t *testing.T, good string, v, flags byte) string {
+	t.Helper()
+	b, err := base64.RawURLEncoding.DecodeString(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := append([]byte{v, flags}, b[1:len(b)-4]...)
+	body = binary.BigEndian.AppendUint32(body, crc32.Checksum(body, castagnoli))
+	return base64.RawURLEncoding.EncodeToString(body)
+}
+
 func FuzzDecode(f *testing.F) {
 	f.Add(Encode(Token{Cluster: 1, Pos: mustParse(f, replication.Postgres, "16/B374D848")}))
 	f.Add(Encode(Token{Pos: mustParse(f, replication.MariaDB, "0-1-42,1-2-7")}))
+	f.Add(Encode(Token{Cluster: 1, Pos: mustParse(f, replication.Postgres, "16/B374D848"), Pending: true}))
+	f.Add(Encode(Token{Cluster: 1, Pending: true}))
 	f.Add("")
 	f.Fuzz(func(t *testing.T, s string) {
 		tok, err := Decode(s)
 		if err != nil {
 			return
 		}
-		if tok.Pos.IsZero() {
+		if tok.Pos.IsZero() && !tok.Pending {
 			t.Fatalf("%q decodes to the zero position", s)
 		}
 		if again := Encode(tok); again != s {
