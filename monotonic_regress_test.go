@@ -22,6 +22,17 @@ import (
 // question to the primary per session read while an endpoint is not
 // known to lead to one server, and fails such reads while the primary is
 // unreachable; the choice is the feature's.
+//
+// Tried and backed out (this session): flooring whenever the node's
+// endpoint is not known to lead to one server (endpointSeen.single). It
+// fixes this test, but single() needs endpointMoveDials identity reads,
+// one per fifth health check (about 80 s at the defaults), so for that
+// long after start every session read after the first floored: with a
+// primary that keeps writing, each then waited causal_wait and went to
+// the primary (TestSessionReadsStayMonotonic and TestSessionRoutesByPosition
+// fail). A fix needs the endpoint learnt at the first probe (a burst of
+// fresh dials, as confirmMove does), then the floor only on endpoints not
+// known to lead to one server.
 func TestMonotonicSessionOnBalancingEndpoint(t *testing.T) {
 	if !*simStrict {
 		t.Skip("known open (simKnownOpen: monotonic): -sim.strict runs it; delete this skip with the fix")
