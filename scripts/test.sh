@@ -38,7 +38,7 @@
 #                           status` says it is healthy (and leave it running);
 #                           handy with RWPOOL_KEEP_CLUSTER=1 for quick reruns
 #   RWPOOL_SKIP_VET=1       don't run go vet
-#   RWPOOL_FUZZTIME=100000x executions (or a time) per fuzz target in a full
+#   RWPOOL_FUZZTIME=300000x executions (or a time) per fuzz target in a full
 #                           run (0: none)
 #   (Debian's chromium is installed with apt-get when missing and this runs
 #   as root: the demo report's rendering test uses it; so are pgpool2 and
@@ -107,7 +107,7 @@ go_modules() {
 }
 
 # fuzz_all runs every fuzz target of the root module for a bounded number
-# of executions (RWPOOL_FUZZTIME, default 100000x each, 7-30 s here; 0
+# of executions (RWPOOL_FUZZTIME, default 300000x each, 3-40 s here; 0
 # skips), after the seed corpora already ran as ordinary tests. A crasher
 # fails the run and is written to the package's testdata/fuzz/, where it
 # becomes a regression test. A count, not a duration: with a duration, Go's
@@ -116,7 +116,7 @@ go_modules() {
 # crasher (golang/go#75804, unfixed in Go 1.26; a CI run failed FuzzCache
 # so); -timeout still bounds each target.
 fuzz_all() {
-    local t="${RWPOOL_FUZZTIME:-100000x}" pkg fn
+    local t="${RWPOOL_FUZZTIME:-300000x}" pkg fn
     [ "$t" = 0 ] && return 0
     while read -r pkg fn; do
         step "$ROOT" "fuzz $fn" go test -run '^$' -fuzz "^$fn\$" -fuzztime "$t" -timeout 3m "$pkg"
