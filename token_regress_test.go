@@ -22,25 +22,7 @@ import (
 func TestSessionTokenAfterReturningOnly(t *testing.T) {
 	for _, f := range []simcluster.Flavor{simcluster.Postgres, simcluster.MariaDB} {
 		t.Run(f.String(), func(t *testing.T) {
-			cl := simcluster.New(t.Name(), f, 2, 1)
-			defer cl.Close()
-			open := func() *sql.DB {
-				db, err := sql.Open("rwpool", fmt.Sprintf("driver=%s;primary=%s;replica=%s;check_interval=1h",
-					simcluster.DriverName(f), cl.DSN("s0"), cl.DSN("s1")))
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { db.Close() })
-				return db
-			}
-			db1, db2 := open(), open()
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			cl.Delay("s1", time.Hour) // the replica never gets the row
-			ph := "$1"
-			if f == simcluster.MariaDB {
-				ph = "?"
-			}
+			db1, db2, ctx, ph := twoConnectors(t, f)
 			sess := rwpool.WithSession(ctx)
 			var id int64
 			if err := db1.QueryRowContext(sess, "INSERT INTO t VALUES (7) RETURNING id").Scan(&id); err != nil {
@@ -155,25 +137,7 @@ func TestSessionTokenCoversWhatReadsSaw(t *testing.T) {
 func TestSessionTokenOfAnUnresolvedWrite(t *testing.T) {
 	for _, f := range []simcluster.Flavor{simcluster.Postgres, simcluster.MariaDB} {
 		t.Run(f.String(), func(t *testing.T) {
-			cl := simcluster.New(t.Name(), f, 2, 1)
-			defer cl.Close()
-			open := func() *sql.DB {
-				db, err := sql.Open("rwpool", fmt.Sprintf("driver=%s;primary=%s;replica=%s;check_interval=1h",
-					simcluster.DriverName(f), cl.DSN("s0"), cl.DSN("s1")))
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { db.Close() })
-				return db
-			}
-			db1, db2 := open(), open()
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			cl.Delay("s1", time.Hour) // the replica never gets the row
-			ph := "$1"
-			if f == simcluster.MariaDB {
-				ph = "?"
-			}
+			db1, db2, ctx, ph := twoConnectors(t, f)
 			sess := rwpool.WithSession(ctx)
 			var id int64
 			if err := db1.QueryRowContext(sess, "INSERT INTO t VALUES (7) RETURNING id").Scan(&id); err != nil {
@@ -202,4 +166,31 @@ func TestSessionTokenOfAnUnresolvedWrite(t *testing.T) {
 			}
 		})
 	}
+}
+
+// twoConnectors opens two *sql.DB on one simulated cluster of a primary
+// (s0) and a replica (s1) that never replays the primary's writes, and
+// returns them with a context for the test and the flavor's placeholder.
+func twoConnectors(t *testing.T, f simcluster.Flavor) (db1, db2 *sql.DB, ctx context.Context, ph string) {
+	t.Helper()
+	cl := simcluster.New(t.Name(), f, 2, 1)
+	t.Cleanup(cl.Close)
+	open := func() *sql.DB {
+		db, err := sql.Open("rwpool", fmt.Sprintf("driver=%s;primary=%s;replica=%s;check_interval=1h",
+			simcluster.DriverName(f), cl.DSN("s0"), cl.DSN("s1")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return db
+	}
+	db1, db2 = open(), open()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	t.Cleanup(cancel)
+	cl.Delay("s1", time.Hour) // the replica never gets the row
+	ph = "$1"
+	if f == simcluster.MariaDB {
+		ph = "?"
+	}
+	return db1, db2, ctx, ph
 }
