@@ -133,10 +133,12 @@ func (c *Connector) planRead(ctx context.Context, o ctxOpts) (readPlan, error) {
 		// The session's positions came from another primary than
 		// today's: only the new primary is sure to have its writes.
 		return readPlan{primary: true, reason: reasonSessionPromoted}, nil
-	case c.cfg.ReadYourWrites > 0:
-		if !wroteAt.IsZero() && time.Since(wroteAt) < c.cfg.ReadYourWrites {
-			return readPlan{primary: true, reason: reasonSessionWindow}, nil
-		}
+	case c.cfg.ReadYourWrites > 0 && !wroteAt.IsZero() && time.Since(wroteAt) < c.cfg.ReadYourWrites:
+		return readPlan{primary: true, reason: reasonSessionWindow}, nil
+	case c.cfg.ReadYourWrites > 0 && !resumed:
+		// The session's own writes are past the window: nothing to
+		// prove. A resumed token's position (or pending write) still
+		// is, as on any Connector.
 	case pending > 0:
 		p, err := c.primaryPosition(ctx)
 		if err != nil {

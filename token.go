@@ -71,7 +71,10 @@ func SessionToken(ctx context.Context) string {
 	// its first read, whose position then covers them, as this session
 	// would have. Leaving them out would hand on a token whose reads miss
 	// them.
-	unresolved := unbounded || s.pending > 0 && (c == nil || c.cfg.ReadYourWrites == 0)
+	// With read_your_writes the session's own writes leave nothing
+	// pending; a pending write it has is a resumed token's, and is handed
+	// on as it came.
+	unresolved := unbounded || s.pending > 0
 	s.mu.Unlock()
 	if pos.IsZero() && !unresolved {
 		return ""
@@ -131,8 +134,8 @@ func (s *session) resume(t token.Token) {
 	if t.Cluster != 0 {
 		s.cluster = t.Cluster
 	}
-	if !s.target.IsZero() && s.target.Flavor() != t.Pos.Flavor() {
-		s.foreign = true
+	if !s.target.IsZero() && !t.Pos.IsZero() && s.target.Flavor() != t.Pos.Flavor() {
+		s.foreign = true // a pending token with no position has no kind of server to differ
 	}
 	s.target = s.target.Merge(t.Pos)
 	if t.Pending && s.pending == 0 {

@@ -173,18 +173,27 @@ func TestSessionTokenOfAnUnresolvedWrite(t *testing.T) {
 // returns them with a context for the test and the flavor's placeholder.
 func twoConnectors(t *testing.T, f simcluster.Flavor) (db1, db2 *sql.DB, ctx context.Context, ph string) {
 	t.Helper()
+	open, ctx, ph := tokenCluster(t, f)
+	return open(""), open(""), ctx, ph
+}
+
+// tokenCluster starts a simulated cluster of a primary (s0) and a replica
+// (s1) that never replays the primary's writes, and returns a function
+// opening a *sql.DB on it with DSN keys extra (";key=value…"), a context
+// for the test and the flavor's placeholder.
+func tokenCluster(t *testing.T, f simcluster.Flavor) (open func(extra string) *sql.DB, ctx context.Context, ph string) {
+	t.Helper()
 	cl := simcluster.New(t.Name(), f, 2, 1)
 	t.Cleanup(cl.Close)
-	open := func() *sql.DB {
-		db, err := sql.Open("rwpool", fmt.Sprintf("driver=%s;primary=%s;replica=%s;check_interval=1h",
-			simcluster.DriverName(f), cl.DSN("s0"), cl.DSN("s1")))
+	open = func(extra string) *sql.DB {
+		db, err := sql.Open("rwpool", fmt.Sprintf("driver=%s;primary=%s;replica=%s;check_interval=1h%s",
+			simcluster.DriverName(f), cl.DSN("s0"), cl.DSN("s1"), extra))
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { db.Close() })
 		return db
 	}
-	db1, db2 = open(), open()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	t.Cleanup(cancel)
 	cl.Delay("s1", time.Hour) // the replica never gets the row
@@ -192,5 +201,98 @@ func twoConnectors(t *testing.T, f simcluster.Flavor) (db1, db2 *sql.DB, ctx con
 	if f == simcluster.MariaDB {
 		ph = "?"
 	}
-	return db1, db2, ctx, ph
+	return open, ctx, ph
+}
+
+// pendingToken writes row v with RETURNING through a DB that is then
+// closed, and returns the session's token: it can only say that a write
+// is pending.
+func pendingToken(t *testing.T, open func(string) *sql.DB, ctx context.Context, v int) string {
+	t.Helper()
+	db := open("")
+	sess := rwpool.WithSession(ctx)
+	var id int64
+	if err := db.QueryRowContext(sess, fmt.Sprintf("INSERT INTO t VALUES (%d) RETURNING id", v)).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	tok := rwpool.SessionToken(sess)
+	if tok == "" {
+		t.Fatal("no token after a session's write whose position could not be read")
+	}
+	return tok
+}
+
+// hasRow reports whether a read of row id through db with ctx found it,
+// and where it was served.
+func hasRow(t *testing.T, db *sql.DB, ctx context.Context, ph string, id int) (bool, rwpool.Route) {
+	t.Helper()
+	var r rwpool.Route
+	var got int64
+	err := db.QueryRowContext(rwpool.WithRoute(ctx, &r), "SELECT id FROM t WHERE id = "+ph, int64(id)).Scan(&got)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		t.Fatalf("read of row %d: %v", id, err)
+	}
+	return err == nil, r
+}
+
+// A pending token with no position, merged after a token with one, made
+// the session's read fail with ErrInvalidToken ("tokens of two clusters
+// or kinds of server"): its zero position has no kind of server, which
+// differed from the other's. Found by review of the pending tokens.
+func TestPendingTokenMergesWithOthers(t *testing.T) {
+	for _, f := range []simcluster.Flavor{simcluster.Postgres, simcluster.MariaDB} {
+		t.Run(f.String(), func(t *testing.T) {
+			open, ctx, ph := tokenCluster(t, f)
+			db := open("")
+			a := rwpool.WithSession(ctx)
+			if _, err := db.ExecContext(a, "INSERT INTO t VALUES (7)"); err != nil {
+				t.Fatal(err)
+			}
+			tokA, tokB := rwpool.SessionToken(a), pendingToken(t, open, ctx, 8)
+			for _, order := range [][2]string{{tokA, tokB}, {tokB, tokA}} {
+				r := ctx
+				for _, tok := range order {
+					var err error
+					if r, err = rwpool.WithSessionToken(r, tok); err != nil {
+						t.Fatal(err)
+					}
+				}
+				for _, id := range []int{7, 8} {
+					if found, route := hasRow(t, db, r, ph, id); !found {
+						t.Fatalf("merged tokens: row %d missed on %s (%s)", id, route.Node, route.Reason)
+					}
+				}
+			}
+		})
+	}
+}
+
+// A pending token resumed through a read_your_writes Connector lost its
+// pending write there: that Connector's reads ignored a resumed token, and
+// its SessionToken left the pending write out. Found by review of the
+// pending tokens.
+func TestPendingTokenThroughReadYourWrites(t *testing.T) {
+	for _, f := range []simcluster.Flavor{simcluster.Postgres, simcluster.MariaDB} {
+		t.Run(f.String(), func(t *testing.T) {
+			open, ctx, ph := tokenCluster(t, f)
+			tok := pendingToken(t, open, ctx, 7)
+			ryw, plain := open(";read_your_writes=1s"), open("")
+			r, err := rwpool.WithSessionToken(ctx, tok)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if found, route := hasRow(t, ryw, r, ph, 7); !found {
+				t.Fatalf("read_your_writes Connector: the resumed token's write missed on %s (%s)", route.Node, route.Reason)
+			}
+			relayed := rwpool.SessionToken(r)
+			r2, err := rwpool.WithSessionToken(ctx, relayed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if found, route := hasRow(t, plain, r2, ph, 7); !found {
+				t.Fatalf("token %q relayed through a read_your_writes Connector lost the write: missed on %s (%s)", relayed, route.Node, route.Reason)
+			}
+		})
+	}
 }
