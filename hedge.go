@@ -83,6 +83,23 @@ func (b *hedgeBudget) allow(now int64) bool {
 	cur := b.count(now)
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if !b.fitsLocked(now) {
+		return false
+	}
+	cur.hedges.Add(1)
+	return true
+}
+
+// fits reports whether one more hedge, in slot now, would stay within the
+// budget, without counting it.
+func (b *hedgeBudget) fits(now int64) bool {
+	b.count(now)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.fitsLocked(now)
+}
+
+func (b *hedgeBudget) fitsLocked(now int64) bool {
 	var reads, hedges int64
 	for i := range int64(hedgeSlots) {
 		if k := &b.slots[(now-i)%hedgeSlots]; k.slot.Load() == now-i {
@@ -103,7 +120,6 @@ func (b *hedgeBudget) allow(now int64) bool {
 			return false
 		}
 	}
-	cur.hedges.Add(1)
 	return true
 }
 
@@ -118,6 +134,11 @@ func (w *watcher) hedge(r *readCtx, refused bool) (retry bool) {
 	c := w.vc.c
 	if r.state.Load() != readRunning {
 		return false
+	}
+	if refused && !c.hedges.fits(slotNow()) {
+		// Still over budget: ask again later, without a pick, which
+		// with balance=adaptive may spend a slow replica's probe claim.
+		return true
 	}
 	n, _, err := c.pickRead(false, []*node{r.n}, false)
 	if err != nil {
