@@ -32,7 +32,10 @@ import (
 // the primary (TestSessionReadsStayMonotonic and TestSessionRoutesByPosition
 // fail). A fix needs the endpoint learnt at the first probe (a burst of
 // fresh dials, as confirmMove does), then the floor only on endpoints not
-// known to lead to one server.
+// known to lead to one server. What is on main floors only where the
+// endpoint was seen to balance (TestMonotonicSessionOnLearntBalancingEndpoint);
+// this test, which reads before the health checker has looked, shows the
+// window left.
 func TestMonotonicSessionOnBalancingEndpoint(t *testing.T) {
 	if !*simStrict {
 		t.Skip("known open (simKnownOpen: monotonic): -sim.strict runs it; delete this skip with the fix")

@@ -156,9 +156,20 @@ func (c *Connector) planRead(ctx context.Context, o ctxOpts) (readPlan, error) {
 	plan.since = lastEnd
 	if last != c.primaryNode() && (readNode{last}).Available() && slices.Contains(c.readers, last) {
 		plan.prefer = last
-		return plan, nil
+		if !last.endpoint.balancing() {
+			return plan, nil
+		}
+		// The last read's node, but not as proof: its endpoint was seen
+		// to lead to several servers, and its next connection may reach
+		// one further behind than the one that served the last read.
+		// The read must cover what that one could have shown, asked on
+		// its own connection (needsCheck), like a read whose last node
+		// is gone. Only where balancing was seen: an endpoint not yet
+		// known either way (the health checker's first fresh dials, one
+		// per fifth check) keeps the cheap path, and its reads are not
+		// proven monotonic until then (simKnownOpen: monotonic).
 	}
-	// The last read's node cannot serve this one: another must cover
+	// The last read's node cannot vouch for this one: another must cover
 	// what it could have shown.
 	if !c.floor(ctx, &plan) {
 		return readPlan{primary: true, reason: reasonSessionUnknown}, nil
