@@ -754,13 +754,16 @@ func (c *Cluster) Live(name string) bool {
 // Replicating reports whether server name is up, answers, and replays
 // from another: a server a failover may promote (a crashed primary back on
 // its own history is not, nor a hung server nobody could see promoted, nor
-// one whose status queries are slowed, which no client could see report
-// itself writable either).
+// one whose status queries, or all statements, are slowed, which no
+// client whose probes time out could see report itself writable either:
+// a crash failover onto a replica slowed past the probe timeout, whose
+// crashed primary came back on its own history, is a write-off-primary
+// no client can avoid).
 func (c *Cluster) Replicating(name string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := c.serverLocked(name)
-	return !s.down && s.hang == nil && s.posSlow == 0 && s.upstream != nil
+	return !s.down && s.hang == nil && s.posSlow == 0 && s.slow == 0 && s.upstream != nil
 }
 
 // callers names the functions of a stack, innermost first, less the
