@@ -93,12 +93,13 @@ func (b *hedgeBudget) allow(now int64) bool {
 // fits reports whether one more hedge, in slot now, would stay within the
 // budget, without counting it.
 func (b *hedgeBudget) fits(now int64) bool {
-	b.count(now)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.fitsLocked(now)
 }
 
+// fitsLocked is fits with b.mu held. Slots that last counted an older
+// slot number are left out, so it needs no turnover (count) first.
 func (b *hedgeBudget) fitsLocked(now int64) bool {
 	var reads, hedges int64
 	for i := range int64(hedgeSlots) {

@@ -70,10 +70,9 @@ func SessionToken(ctx context.Context) string {
 	// as a pending write: whoever resumes the token asks its primary at
 	// its first read, whose position then covers them, as this session
 	// would have. Leaving them out would hand on a token whose reads miss
-	// them.
-	// With read_your_writes the session's own writes leave nothing
-	// pending; a pending write it has is a resumed token's, and is handed
-	// on as it came.
+	// them. (With read_your_writes the session's own writes leave nothing
+	// pending: a pending write there is a resumed token's, handed on as it
+	// came.)
 	unresolved := unbounded || s.pending > 0
 	s.mu.Unlock()
 	if pos.IsZero() && !unresolved {

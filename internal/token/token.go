@@ -74,7 +74,7 @@ func Encode(t Token) string {
 	var buf [64]byte
 	b := append(buf[:0], version1)
 	if t.Pending {
-		b = append(buf[:0], Version, flagPending)
+		b = append(buf[:0], Version, flagPending) // version 2 only when a flag is set
 	}
 	b = binary.BigEndian.AppendUint32(b, t.Cluster)
 	b = t.Pos.AppendBinary(b)
@@ -96,7 +96,7 @@ func Decode(s string) (Token, error) {
 		}
 	}
 	b, err := base64.RawURLEncoding.Strict().DecodeString(s)
-	if err != nil || len(b) < 1+4+4 {
+	if err != nil || len(b) == 0 {
 		return Token{}, ErrMalformed
 	}
 	head := 1 // version, and in version 2 the flags
