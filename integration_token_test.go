@@ -170,6 +170,15 @@ func TestIntegrationSessionTokenAcrossConnectors(t *testing.T) {
 			clusterOp(t, "delay-node", portOf(r), "0")
 		}
 		cl.waitSync(t)
+		// Replicas that were 2 s late just now take a moment to be
+		// known caught up (MariaDB restarts replication to change
+		// MASTER_DELAY): measured here, the first 300 hand-overs after
+		// it were 71 % on replicas, the next ones 98-100 %. The target
+		// is for normal replication, so 100 hand-overs go first,
+		// uncounted (their reads still must not be stale).
+		if warm, _ := pairs(100, 9000); warm > 0 {
+			t.Errorf("%d of 100 warm-up reads resuming a token were stale, want 0", warm)
+		}
 		start = time.Now()
 		stale, served = pairs(300, 10000)
 		share := float64(served["replica"]) / 300
