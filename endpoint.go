@@ -77,7 +77,7 @@ type endpointSeen struct {
 	run     map[string]bool // unknown servers the last runLen fresh dials reached
 	runLen  int             // fresh dials in a row that reached no known server
 	adopt   bool            // reset: the next server reached is known, not a move
-	reads   int             // identities read behind the endpoint, ever (single)
+	reads   int             // identities read since the servers were last taken as new (single)
 
 	roSeen   bool   // a primary reported read-only, since it last reported writable (primaryMoved)
 	readOnly string // the server it first reported so on; "" if unknown
@@ -117,13 +117,34 @@ func (e *endpointSeen) balancing() bool {
 }
 
 // single reports whether the endpoint is known to lead to one server: of
-// endpointMoveDials identities read at least, all were of one server. A
-// balancing endpoint is learnt only when it is seen to lead to a second
-// server; until this many dials said otherwise, any endpoint may be one.
+// endpointLearnDials identities read at least since its server was last
+// taken as new, all were of one server. A balancing endpoint is learnt
+// only when it is seen to lead to a second server; until this many dials
+// said otherwise, any endpoint may be one.
 func (e *endpointSeen) single() bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return len(e.servers) == 1 && e.reads >= endpointMoveDials
+	return len(e.servers) == 1 && e.reads >= endpointLearnDials
+}
+
+// endpointLearnDials is how many identities, each read on a freshly
+// dialled connection, must all name one server for an endpoint to be
+// known to lead to one server (single). The health checker reads them in
+// one burst (learnEndpoint) when it first reaches a server behind the
+// endpoint, so the endpoint is known either way within the first probe
+// instead of after that many fifth checks. An endpoint balancing at random
+// over two servers passes for a single one once in 2^15 bursts; one that
+// takes turns (round robin) or counts connections shows its second server
+// at the second dial.
+const endpointLearnDials = 16
+
+// learning reports whether the endpoint is being learnt: a server was
+// reached behind it, no other yet, and not by enough fresh dials to know
+// that it leads to that one only (single).
+func (e *endpointSeen) learning() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.servers) == 1 && e.runLen == 0 && e.reads < endpointLearnDials
 }
 
 // suspecting reports whether fresh dials in a row have reached servers not
@@ -175,7 +196,9 @@ func (n *node) sameServer(ident string) {
 	e.adopt = false
 	switch {
 	case e.servers == nil || adopt && !e.servers[server]:
-		e.servers, e.known, e.run, e.runLen = map[string]bool{server: true}, 1, nil, 0
+		// A first server, or a new one after an outage: what the
+		// endpoint leads to is learnt anew (learnEndpoint).
+		e.servers, e.known, e.run, e.runLen, e.reads = map[string]bool{server: true}, 1, nil, 0, 1
 	case e.servers[server]:
 		if e.runLen > 0 {
 			for s := range e.run {
@@ -194,7 +217,9 @@ func (n *node) sameServer(ident string) {
 			break
 		}
 		dials := e.runLen
-		e.servers, e.known, e.run, e.runLen = e.run, e.runLen, nil, 0
+		// What the endpoint leads to now is learnt from the run's dials
+		// on (learnEndpoint).
+		e.servers, e.known, e.run, e.runLen, e.reads = e.run, e.runLen, nil, 0, e.runLen
 		e.mu.Unlock()
 		refresh := n.refreshProbe.Load()
 		n.retire(fmt.Errorf("%w: %d freshly dialled connections in a row reach other servers than before", errReplicaMoved, dials))

@@ -30,11 +30,12 @@ var (
 // whose background health checkers never run (check_interval is an hour):
 // the test probes a node with check.
 type endpointRig struct {
-	t     *testing.T
-	c     *Connector
-	mu    sync.Mutex
-	moved []string // the EndpointMoved events' nodes
-	conns map[*node]driver.Conn
+	t       *testing.T
+	c       *Connector
+	mu      sync.Mutex
+	moved   []string // the EndpointMoved events' nodes
+	movedAt []int64  // the replica endpoint's dials at each EndpointMoved event
+	conns   map[*node]driver.Conn
 }
 
 // newEndpointRig fakes the servers named in idents (DSN → address) as
@@ -61,6 +62,7 @@ func newEndpointRig(t *testing.T, p, r string, idents map[string]string, primari
 		if e.Kind == EndpointMoved {
 			rig.mu.Lock()
 			rig.moved = append(rig.moved, e.Node)
+			rig.movedAt = append(rig.movedAt, endpointFake.Node(r).Dials())
 			rig.mu.Unlock()
 			t.Logf("event: %v %s: %v", e.Kind, e.Node, e.Cause)
 		}
@@ -178,15 +180,17 @@ func TestEndpointRandomBalancingIsNotAMove(t *testing.T) {
 // many, within 2 × endpointMoveDials right after the first dial; a move to
 // an endpoint balancing over two new servers within 4 × endpointMoveDials.
 // Those dials are a burst within the probe that first reached a new server
-// (confirmMove), not one per check_interval.
+// (confirmMove), not one per check_interval. The first probe's burst
+// (learnEndpoint) learns the endpoint: a move after it is one after
+// endpointLearnDials dials of the old server.
 func TestEndpointRealMoveIsFound(t *testing.T) {
 	for _, tc := range []struct {
 		moveAt, within int64
 		to             func(dial int64) string
 	}{
-		{10, endpointMoveDials, func(int64) string { return "mv-b" }},
+		{endpointLearnDials + 4, endpointMoveDials, func(int64) string { return "mv-b" }},
 		{1, 2*endpointMoveDials - 1, func(int64) string { return "mv-b" }},
-		{10, 4 * endpointMoveDials, func(dial int64) string { return []string{"mv-b", "mv-c"}[dial%2] }},
+		{endpointLearnDials + 4, 4 * endpointMoveDials, func(dial int64) string { return []string{"mv-b", "mv-c"}[dial%2] }},
 	} {
 		rig := newEndpointRig(t, "mv-p", "mv-ep", map[string]string{"mv-a": "10.0.0.1:5432", "mv-b": "10.0.0.2:5432", "mv-c": "10.0.0.3:5432"}, "mv-p")
 		endpointFake.Fresh("mv-ep")
@@ -198,22 +202,18 @@ func TestEndpointRealMoveIsFound(t *testing.T) {
 		})
 		n := rig.c.replicas[0]
 		ep := endpointFake.Node("mv-ep")
-		rig.checkUntilDials(n, "mv-ep", tc.moveAt)
-		if m := rig.movedCount(); m != 0 {
-			t.Errorf("move after dial %d: found before it", tc.moveAt)
-		}
-		// Probes until one dials anew and reaches the new server: that
-		// very probe confirms the move.
-		for i := 0; ep.Dials() == tc.moveAt; i++ {
-			if i > 20 {
-				t.Fatalf("move after dial %d: no fresh dial in 20 probes", tc.moveAt)
+		// Probes until one dials anew past the move and reaches the new
+		// server: that very probe confirms the move.
+		for i := 0; rig.movedCount() == 0; i++ {
+			if i > 100 {
+				t.Fatalf("move after dial %d: not found in 100 probes (%d dials)", tc.moveAt, ep.Dials())
 			}
 			rig.check(n)
 		}
-		if m := rig.movedCount(); m != 1 {
-			t.Fatalf("move after dial %d: %d EndpointMoved events after the probe that first reached the new server; want 1", tc.moveAt, m)
-		}
-		if d := ep.Dials() - tc.moveAt; d > tc.within || d < endpointMoveDials {
+		rig.mu.Lock()
+		at := rig.movedAt[0]
+		rig.mu.Unlock()
+		if d := at - tc.moveAt; d > tc.within || d < endpointMoveDials {
 			t.Errorf("move after dial %d: found after %d dials of the new server(s), want %d to %d", tc.moveAt, d, endpointMoveDials, tc.within)
 		}
 		rig.checkUntilDials(n, "mv-ep", ep.Dials()+100)
@@ -327,7 +327,7 @@ func TestBalancingReplicaSessionReadIsChecked(t *testing.T) {
 	if !plan.needsCheck(r) {
 		t.Fatal("a replica whose endpoint is not yet known to lead to one server is not asked")
 	}
-	for range endpointMoveDials {
+	for range endpointLearnDials {
 		r.sameServer("10.0.0.2:5432/t0")
 	}
 	if plan.needsCheck(r) {

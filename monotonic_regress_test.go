@@ -11,35 +11,20 @@ import (
 	"github.com/rwpool/rwpool/internal/simcluster"
 )
 
-// A monotonic session's next read goes to the node of its last read with
-// nothing more to prove; when that node's endpoint balances over several
-// servers, the read's connection may reach another one, further behind:
-// the session reads back in time. Found by TestSimulation (monotonic, a
-// balancing replica endpoint with one replica delayed, or with a followed
-// switchover that made one of its servers the primary). Known open: a fix
-// (planRead floors the read, as when the last read's node is unavailable,
-// unless the node's endpoint is known to lead to one server) costs a
-// question to the primary per session read while an endpoint is not
-// known to lead to one server, and fails such reads while the primary is
-// unreachable; the choice is the feature's.
-//
-// Tried and backed out (this session): flooring whenever the node's
-// endpoint is not known to lead to one server (endpointSeen.single). It
-// fixes this test, but single() needs endpointMoveDials identity reads,
-// one per fifth health check (about 80 s at the defaults), so for that
-// long after start every session read after the first floored: with a
-// primary that keeps writing, each then waited causal_wait and went to
-// the primary (TestSessionReadsStayMonotonic and TestSessionRoutesByPosition
-// fail). A fix needs the endpoint learnt at the first probe (a burst of
-// fresh dials, as confirmMove does), then the floor only on endpoints not
-// known to lead to one server. What is on main floors only where the
-// endpoint was seen to balance (TestMonotonicSessionOnLearntBalancingEndpoint);
-// this test, which reads before the health checker has looked, shows the
-// window left.
+// A monotonic session's next read goes to the node of its last read; when
+// that node's endpoint balances over several servers, the read's
+// connection may reach another one, further behind: the session would
+// read back in time. Found by TestSimulation (monotonic, a balancing
+// replica endpoint with one replica delayed, or with a followed
+// switchover that made one of its servers the primary). planRead takes
+// the last read's node as proof only once its endpoint is known to lead
+// to one server (endpointSeen.single, learnt in one burst of fresh dials
+// at the first probe, learnEndpoint); until then, and for good on a
+// balancing endpoint, the read covers the primary's position at the end
+// of the last read (floor), checked on its own connection. This test
+// reads before the health checker's first check (check_interval=1h): the
+// reads' own nudge makes the probe that learns the endpoint.
 func TestMonotonicSessionOnBalancingEndpoint(t *testing.T) {
-	if !*simStrict {
-		t.Skip("known open (simKnownOpen: monotonic): -sim.strict runs it; delete this skip with the fix")
-	}
 	monotonicOnBalancingEndpoint(t, "1h", false)
 }
 

@@ -242,7 +242,9 @@ const nudgeEvery = 200 * time.Millisecond
 // read-only primary, or waiting for it with failover_wait): it comes back
 // (or is found behind a moved endpoint: a read-only primary is probed on
 // a fresh connection) within a fraction of check_interval instead of
-// waiting for the next health check. Probing a dead node costs a refused dial; a
+// waiting for the next health check. A session's read also nudges a
+// replica whose endpoint is not learnt yet (planRead): the probe's fresh
+// dial learns it (learnEndpoint). Probing a dead node costs a refused dial; a
 // node that hung (its probe timed out) is left to the health checker, and
 // no nudge probes a node while an earlier probe of it is still stuck in
 // the driver: each would stay stuck too (lib/pq ignores contexts), one more

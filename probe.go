@@ -126,8 +126,31 @@ func (n *node) status(conn driver.Conn, dialled bool) (keep bool) {
 	if r.ident != "" && !primary {
 		n.sameServer(r.ident)
 		n.confirmMove()
+		n.learnEndpoint()
 	}
 	return true
+}
+
+// learnEndpoint settles, at once, whether a replica's endpoint leads to
+// one server or balances over several, when the health checker has just
+// reached a server behind it that it takes as new (the first, or a new
+// one after an outage or a move): it dials anew until a second server
+// answers (balancing, learnt) or endpointLearnDials dials all reached the
+// one (single). A session's read may take the node of its last read as
+// proof of what it saw only on an endpoint known to lead to one server
+// (planRead); until then such reads ask the primary (floor), so the
+// window is kept to one probe. The cost: endpointLearnDials dials and
+// identity queries per replica when it is first reached, and again only
+// when its server changes.
+func (n *node) learnEndpoint() {
+	for i := 0; i < endpointLearnDials && n.endpoint.learning(); i++ {
+		ident, err := n.freshIdentity()
+		if err != nil || ident == "" {
+			return // the fifth checks go on with it, one fresh dial each
+		}
+		n.sameServer(ident)
+		n.confirmMove() // a second server seen: a move or a balancing endpoint
+	}
 }
 
 // confirmMove settles, at once, a possible move of a replica's endpoint

@@ -64,9 +64,10 @@ type session struct {
 	c       *Connector           // the Connector the session last read or wrote through, for SessionToken
 
 	// Tokens (token.go).
-	resumed bool   // a token was resumed: target binds reads before any write here
-	cluster uint32 // the cluster tag of the tokens resumed; 0: none known
-	foreign bool   // a token of another cluster or kind of server was resumed
+	resumed bool               // a token was resumed: target binds reads before any write here
+	cluster uint32             // the cluster tag of the tokens resumed; 0: none known
+	foreign bool               // a token of another cluster or kind of server was resumed
+	kind    replication.Flavor // the kind of server of the tokens resumed; Unknown: none known
 
 	// Monotonic reads: a session reads from the node that served its
 	// last read while that one is available; a read elsewhere must cover
@@ -118,12 +119,12 @@ func (c *Connector) planRead(ctx context.Context, o ctxOpts) (readPlan, error) {
 	s.mu.Lock()
 	s.c = c
 	wroteAt, target, pending, epoch := s.wroteAt, s.target, s.pending, s.epoch
-	resumed, cluster, foreign := s.resumed, s.cluster, s.foreign
+	resumed, cluster, foreign, kind := s.resumed, s.cluster, s.foreign, s.kind
 	last, lastEnd := s.last, s.lastEnd
 	s.mu.Unlock()
 	plan.s = s
 	if resumed {
-		if err := c.checkToken(ctx, target, cluster, foreign); err != nil {
+		if err := c.checkToken(ctx, kind, cluster, foreign); err != nil {
 			return readPlan{}, err
 		}
 	}
@@ -156,18 +157,21 @@ func (c *Connector) planRead(ctx context.Context, o ctxOpts) (readPlan, error) {
 	plan.since = lastEnd
 	if last != c.primaryNode() && (readNode{last}).Available() && slices.Contains(c.readers, last) {
 		plan.prefer = last
-		if !last.endpoint.balancing() {
+		if last.endpoint.single() {
 			return plan, nil
 		}
-		// The last read's node, but not as proof: its endpoint was seen
-		// to lead to several servers, and its next connection may reach
-		// one further behind than the one that served the last read.
-		// The read must cover what that one could have shown, asked on
-		// its own connection (needsCheck), like a read whose last node
-		// is gone. Only where balancing was seen: an endpoint not yet
-		// known either way (the health checker's first fresh dials, one
-		// per fifth check) keeps the cheap path, and its reads are not
-		// proven monotonic until then (simKnownOpen: monotonic).
+		// The last read's node, but not as proof: its endpoint is not
+		// known to lead to one server (it was seen to balance over
+		// several, or the health checker has not learnt it yet: its
+		// first probe does, learnEndpoint), and its next connection may
+		// reach one further behind than the one that served the last
+		// read. The read must cover what that one could have shown,
+		// asked on its own connection (needsCheck), like a read whose
+		// last node is gone. A node not learnt yet is probed now, so
+		// that this costs the session's reads one probe's time at most.
+		if !last.endpoint.balancing() {
+			last.nudge()
+		}
 	}
 	// The last read's node cannot vouch for this one: another must cover
 	// what it could have shown.
@@ -226,13 +230,20 @@ func (s *session) sawUpTo(p replication.Position, end time.Time) {
 }
 
 // checkToken fails a read of a session that resumed a token of another
-// cluster (the tags differ) or of another kind of server.
-func (c *Connector) checkToken(ctx context.Context, target replication.Position, cluster uint32, foreign bool) error {
+// cluster (the tags differ) or of another kind of server (kind, the
+// tokens' own: their positions', or a pending token's flags).
+func (c *Connector) checkToken(ctx context.Context, kind replication.Flavor, cluster uint32, foreign bool) error {
 	if foreign {
 		return fmt.Errorf("%w: the session resumed tokens of two clusters or kinds of server", ErrInvalidToken)
 	}
-	if f := replication.Flavor(c.flav.Load()); f != replication.Unknown && !target.IsZero() && target.Flavor() != f {
-		return fmt.Errorf("%w: a %s token on a %s cluster", ErrInvalidToken, target.Flavor(), f)
+	if f := replication.Flavor(c.flav.Load()); f != replication.Unknown && kind != replication.Unknown && kind != f {
+		return fmt.Errorf("%w: a %s token on a %s cluster", ErrInvalidToken, kind, f)
+	}
+	// Before the server's kind is known (MariaDB or MySQL, asked at the
+	// first status read), the driver's dialect tells PostgreSQL from the
+	// others.
+	if kind != replication.Unknown && (kind == replication.Postgres) != (c.dialect == routing.DialectPostgres) {
+		return fmt.Errorf("%w: a %s token on a cluster of another kind", ErrInvalidToken, kind)
 	}
 	if cluster != 0 {
 		if tag := c.clusterTag(ctx); tag != 0 && tag != cluster {

@@ -332,10 +332,6 @@ var simKnownOpen = map[string]string{
 		"statement was the health check's status query, dialled by a probe (nodeConnector.Connect in a goroutine), kept by a probe's caller",
 	"false-move": "1 of 719 runs measured: a replica endpoint moved once is reported moved twice (the second " +
 		"after a burst of fresh dials, the endpoint still on its new server); not yet found",
-	"monotonic": "4 of 254 runs measured, all with a balancing replica endpoint: a session's next read goes to the node of its " +
-		"last read with nothing to prove (planRead: plan.prefer, no floor) until the health checker has seen that node's endpoint " +
-		"balance (one fresh dial per fifth check), and its connections may reach another server, further behind; " +
-		"TestMonotonicSessionOnBalancingEndpoint (the window), TestMonotonicSessionOnLearntBalancingEndpoint (fixed once learnt)",
 	"abandoned-read": "8 of 719 runs measured: right after a crash failover, a replica that replayed writes the new primary " +
 		"never got serves them until it is rewound; telling it needs positions that carry their history " +
 		"(a PostgreSQL timeline, a MariaDB GTID origin), issue #23",
