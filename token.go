@@ -63,7 +63,7 @@ func SessionToken(ctx context.Context) string {
 		}
 	}
 	s.mu.Lock()
-	pos, cluster := s.target.Merge(s.seen), s.cluster
+	pos, cluster, kind := s.target.Merge(s.seen), s.cluster, s.kind
 	// A pending write still unresolved (the primary could not be asked:
 	// it is down or hung, the DB is closing, or the session only resumed
 	// a pending token), or reads whose view could not be bounded, travel
@@ -82,8 +82,13 @@ func SessionToken(ctx context.Context) string {
 		if tag := c.clusterTag(ctx); tag != 0 {
 			cluster = tag
 		}
+		if f := replication.Flavor(c.flav.Load()); f != replication.Unknown {
+			kind = f
+		}
 	}
-	return token.Encode(token.Token{Cluster: cluster, Pos: pos, Pending: unresolved})
+	// A token with no position carries its kind of server in its flags,
+	// so that it is refused on another kind as one with a position is.
+	return token.Encode(token.Token{Cluster: cluster, Pos: pos, Pending: unresolved, Flavor: kind})
 }
 
 // WithSessionToken returns a context whose session (ctx's own if it
@@ -133,8 +138,11 @@ func (s *session) resume(t token.Token) {
 	if t.Cluster != 0 {
 		s.cluster = t.Cluster
 	}
-	if !s.target.IsZero() && !t.Pos.IsZero() && s.target.Flavor() != t.Pos.Flavor() {
-		s.foreign = true // a pending token with no position has no kind of server to differ
+	if s.kind != replication.Unknown && t.Flavor != replication.Unknown && s.kind != t.Flavor {
+		s.foreign = true // a pending token whose maker knew no kind of server has none to differ
+	}
+	if t.Flavor != replication.Unknown {
+		s.kind = t.Flavor
 	}
 	s.target = s.target.Merge(t.Pos)
 	if t.Pending && s.pending == 0 {

@@ -271,3 +271,39 @@ func TestPendingTokenThroughReadYourWrites(t *testing.T) {
 		})
 	}
 }
+
+// A token that says only that a write is pending carried no kind of
+// server: resumed on another kind's cluster (whose identity could not
+// tell it either: MariaDB offers none), its reads asked that cluster's
+// primary instead of failing with ErrInvalidToken, as a token with a
+// position does. Its flags now carry its kind.
+func TestPendingTokenOfAnotherKindIsRefused(t *testing.T) {
+	kinds := []simcluster.Flavor{simcluster.Postgres, simcluster.MariaDB}
+	for i, from := range kinds {
+		on := kinds[1-i]
+		t.Run(from.String()+"-on-"+on.String(), func(t *testing.T) {
+			openFrom, ctx, _ := tokenCluster(t, from)
+			// A session's write first: its position read tells the
+			// Connector its kind of server, as the health checker's
+			// first status read would.
+			w := openFrom("")
+			if _, err := w.ExecContext(rwpool.WithSession(ctx), "INSERT INTO t VALUES (6)"); err != nil {
+				t.Fatal(err)
+			}
+			sess := writeReturning(t, w, ctx, 7)
+			w.Close() // the write's position can no longer be read
+			tok := rwpool.SessionToken(sess)
+			openOn, _, ph := tokenCluster(t, on)
+			db := openOn("")
+			r, err := rwpool.WithSessionToken(ctx, tok)
+			if err != nil {
+				t.Fatalf("WithSessionToken: %v", err) // the kind is the cluster's to say, at the first read
+			}
+			var got int64
+			err = db.QueryRowContext(r, "SELECT id FROM t WHERE id = "+ph, int64(7)).Scan(&got)
+			if !errors.Is(err, rwpool.ErrInvalidToken) {
+				t.Fatalf("a pending %s token read on %s: %v, want ErrInvalidToken", from, on, err)
+			}
+		})
+	}
+}

@@ -5,6 +5,9 @@
 //
 //	version  1 byte: 1, or 2 for a token with flags
 //	flags    (version 2 only) 1 byte: bit 0, pending (Token.Pending);
+//	         bits 1-2, in a token with no position, its kind of server
+//	         (Token.Flavor: 0 unknown, 1 PostgreSQL, 2 MariaDB, 3 MySQL;
+//	         a position says its own, and these bits are then zero);
 //	         the other bits are zero
 //	cluster  4 bytes, big-endian: a tag of the cluster that made the
 //	         token (0: the cluster offers no identity)
@@ -43,6 +46,13 @@ const version1 = 1
 // flagPending is Token.Pending.
 const flagPending = 1
 
+// flavorShift places Token.Flavor in the flags byte of a token with no
+// position; flavorMask is what it may take there.
+const (
+	flavorShift = 1
+	flavorMask  = 3 << flavorShift
+)
+
 // MaxLen bounds the text Decode reads, before it decodes anything: a
 // MariaDB token of MaxBinaryDomains domains, or a MySQL one of a GTID set
 // of MaxBinaryGTIDSet bytes, fits.
@@ -58,6 +68,13 @@ type Token struct {
 	// made): whoever resumes it must read the primary's position before
 	// it trusts a replica, as the session itself would have.
 	Pending bool
+
+	// Flavor is the kind of server of a token with no position (one that
+	// says only that a write is pending), so that it is refused on
+	// another kind as one with a position is; Unknown where its maker
+	// did not know it. A token with a position has its position's: Pos's
+	// flavor is what Encode writes and Decode returns then.
+	Flavor replication.Flavor
 }
 
 var (
@@ -74,7 +91,11 @@ func Encode(t Token) string {
 	var buf [64]byte
 	b := append(buf[:0], version1)
 	if t.Pending {
-		b = append(buf[:0], Version, flagPending) // version 2 only when a flag is set
+		flags := byte(flagPending) // version 2 only when a flag is set
+		if t.Pos.IsZero() && t.Flavor <= replication.MySQL {
+			flags |= byte(t.Flavor) << flavorShift
+		}
+		b = append(buf[:0], Version, flags)
 	}
 	b = binary.BigEndian.AppendUint32(b, t.Cluster)
 	b = t.Pos.AppendBinary(b)
@@ -119,21 +140,25 @@ func Decode(s string) (Token, error) {
 		// Only the flags this version defines, and only a token that
 		// needs one: Encode writes version 1 otherwise, and one text
 		// per token keeps them comparable.
-		if body[1] != flagPending {
+		if body[1]&^flavorMask != flagPending {
 			return Token{}, ErrMalformed
 		}
 		t.Pending = true
+		t.Flavor = replication.Flavor(body[1] & flavorMask >> flavorShift)
 	}
 	t.Cluster = binary.BigEndian.Uint32(body[head : head+4])
 	pos := body[head+4:]
 	if len(pos) == 0 && t.Pending {
-		return t, nil // a pending write, and nothing else known
+		return t, nil // a pending write, and nothing else known but its kind of server
+	}
+	if t.Flavor != replication.Unknown {
+		return Token{}, ErrMalformed // a position says its own kind
 	}
 	p, rest, err := replication.DecodeBinary(pos)
 	if err != nil || len(rest) != 0 {
 		return Token{}, ErrMalformed
 	}
-	t.Pos = p
+	t.Pos, t.Flavor = p, p.Flavor()
 	return t, nil
 }
 

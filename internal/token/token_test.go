@@ -41,8 +41,26 @@ func TestRoundTripAndSize(t *testing.T) {
 			roundTrip(t, tok, max)
 		}
 	}
-	// A token that says only that a write is pending.
+	// A token that says only that a write is pending, of a kind of
+	// server or not.
 	roundTrip(t, Token{Cluster: 9, Pending: true}, 16)
+	for _, f := range []replication.Flavor{replication.Postgres, replication.MariaDB, replication.MySQL} {
+		roundTrip(t, Token{Cluster: 9, Pending: true, Flavor: f}, 16)
+	}
+}
+
+// A pending token's kind of server lives in its flags only when it has no
+// position: one with a position and flavour bits is not a text Encode
+// writes, and is refused.
+func TestDecodeRefusesFlavorBesidePosition(t *testing.T) {
+	pos := mustParse(t, replication.Postgres, "0/3000060")
+	b := []byte{Version, flagPending | byte(replication.Postgres)<<flavorShift}
+	b = binary.BigEndian.AppendUint32(b, 7)
+	b = pos.AppendBinary(b)
+	b = binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
+	if _, err := Decode(base64.RawURLEncoding.EncodeToString(b)); !errors.Is(err, ErrMalformed) {
+		t.Errorf("a token with a position and flavour bits: %v, want ErrMalformed", err)
+	}
 }
 
 // roundTrip checks that tok encodes as a safe text of at most max
@@ -57,7 +75,11 @@ func roundTrip(t *testing.T, tok Token, max int) {
 		t.Errorf("%+v: token %q is not URL- and cookie-safe", tok, s)
 	}
 	got, err := Decode(s)
-	if err != nil || got.Cluster != tok.Cluster || got.Pos.String() != tok.Pos.String() || got.Pending != tok.Pending {
+	want := tok.Flavor
+	if !tok.Pos.IsZero() {
+		want = tok.Pos.Flavor()
+	}
+	if err != nil || got.Cluster != tok.Cluster || got.Pos.String() != tok.Pos.String() || got.Pending != tok.Pending || got.Flavor != want {
 		t.Errorf("Decode(%q) = %+v, %v; want %+v", s, got, err, tok)
 	}
 }
@@ -82,6 +104,7 @@ func TestDecodeRejects(t *testing.T) {
 	// one this version does not define; version 1 with no position.
 	cases["no flag"] = reversion(t, good, Version, 0)
 	cases["unknown flag"] = reversion(t, good, Version, 2)
+	cases["unknown flag beside pending"] = reversion(t, good, Version, flagPending|8)
 	cases["v1 without position"] = Encode(Token{Cluster: 7})
 	for name, s := range cases {
 		if _, err := Decode(s); !errors.Is(err, ErrMalformed) && !errors.Is(err, ErrVersion) {
@@ -120,6 +143,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add(Encode(Token{Pos: mustParse(f, replication.MariaDB, "0-1-42,1-2-7")}))
 	f.Add(Encode(Token{Cluster: 1, Pos: mustParse(f, replication.Postgres, "16/B374D848"), Pending: true}))
 	f.Add(Encode(Token{Cluster: 1, Pending: true}))
+	f.Add(Encode(Token{Cluster: 1, Pending: true, Flavor: replication.MariaDB}))
 	f.Add("")
 	f.Fuzz(func(t *testing.T, s string) {
 		tok, err := Decode(s)
