@@ -82,10 +82,18 @@ func (vc *conn) onPin(ctx context.Context, o ctxOpts, d routing.Decision, write 
 				return err
 			}
 			l.pin(pc, n, d.Session)
+			l.stmt = stmtStart{waited: pc.Waited()}
+			if !until.IsZero() {
+				// failover_wait's deadline is set at its first wait.
+				l.stmt.failed = time.Since(until.Add(-vc.c.cfg.FailoverWait))
+			}
 		} else {
 			l.dirty = l.dirty || d.Session
+			l.stmt = stmtStart{}
 		}
-		o.record(l.n, l.pinReason(d, fresh), attempt)
+		l.stmtWhy = l.pinReason(d, fresh)
+		o.record(l.n, l.stmtWhy, attempt)
+		l.stmt.at = monoNow()
 		n := l.n
 		inTx := l.inTx() // before the call: a broken pin forgets its transaction
 		out, err := l.settle(ctx, vc.c.measured(n, func() error { return call(l.pc) }), fresh)
@@ -232,6 +240,10 @@ func (vc *conn) read(ctx context.Context, o ctxOpts, d routing.Decision, query s
 		// node that trips is rescued like a statement, and hedged.
 		rctx, rc := vc.readContext(ctx, n, query, args)
 		pc, err := n.acquire(rctx)
+		var start stmtStart // the attempt's, once it has its connection (observe.go)
+		if err == nil {
+			start = stmtStart{at: monoNow(), waited: pc.Waited()}
+		}
 		if err != nil {
 			switch rc.answer() {
 			case readHedged:
@@ -288,12 +300,14 @@ func (vc *conn) read(ctx context.Context, o ctxOpts, d routing.Decision, query s
 			switch rc.answer() {
 			case readHedged:
 				n.discard(pc, rs, err)
+				vc.c.statementEnds(n, kindRead, outHedged, start, why, nil)
 				return vc.adoptHedge(o, rc, replays), nil
 			case readRescued:
 				n.discard(pc, rs, err)
 				n.errors.Add(1)
 				rc.finish()
 				if err == nil && rs == nil {
+					vc.c.statementEnds(n, kindRead, outOK, start, why, nil)
 					return nil, nil // an exec that completed stands
 				}
 				err = rescuedError(n)
@@ -301,6 +315,7 @@ func (vc *conn) read(ctx context.Context, o ctxOpts, d routing.Decision, query s
 			}
 			if rs != nil {
 				rs.pc, rs.n, rs.vc, rs.rc = pc, n, vc, rc
+				rs.start, rs.why, rs.kind = start, why, kindRead
 				plan.served(n)
 				return rs, nil
 			}
@@ -309,14 +324,19 @@ func (vc *conn) read(ctx context.Context, o ctxOpts, d routing.Decision, query s
 			if out, err = vc.settleRead(ctx, pc, n, err); err == nil || out == abandoned {
 				if err == nil {
 					plan.served(n)
+					vc.c.statementEnds(n, kindRead, outOK, start, why, nil)
+				} else {
+					vc.c.statementEnds(n, kindRead, outError, start, why, err)
 				}
 				return nil, err
 			}
 		}
 	replay:
 		if !replayable(ctx, err) {
+			vc.c.statementEnds(n, kindRead, outError, start, why, err)
 			return nil, err
 		}
+		vc.c.statementEnds(n, kindRead, outReplayed, start, why, err)
 		tried = append(tried, n)
 		failed = n
 		replays++
@@ -380,10 +400,14 @@ func (vc *conn) execPinned(ctx context.Context, query string, d routing.Decision
 	var res driver.Result
 	o := optsOf(ctx)
 	write := isWrite(d)
+	var m pinMeasure
 	err := vc.onPin(ctx, o, d, write, pinCallOf(query), func(pc *pool.Conn) (err error) {
+		m.begin(vc, write)
 		res, err = run(pc)
+		m.err = err
 		return err
 	})
+	m.end(vc.c, err)
 	if vc.pinnedStatement(ctx, o.session, query, d, err) {
 		vc.sessionWrote(ctx, o.session)
 	}
@@ -432,15 +456,20 @@ func (vc *conn) queryPinned(ctx context.Context, query string, d routing.Decisio
 	var r *rows
 	o := optsOf(ctx)
 	write := isWrite(d)
+	var m pinMeasure
 	err := vc.onPin(ctx, o, d, write, pinCallOf(query), func(pc *pool.Conn) (err error) {
+		m.begin(vc, write)
 		r, err = run(pc)
+		m.err = err
 		return err
 	})
 	record := vc.pinnedStatement(ctx, o.session, query, d, err)
 	if err != nil {
+		m.end(vc.c, err)
 		return nil, err
 	}
 	r.lease, r.pin, r.n = &vc.lease, vc.lease.pc, vc.lease.n
+	r.start, r.why, r.kind = m.start, m.why, m.kind // measured to the rows' close
 	vc.lease.rows++
 	if record {
 		// The rows hold the connection, and the write commits only

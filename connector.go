@@ -49,8 +49,10 @@ type Connector struct {
 	fresh       freshPrimary           // the primary's newest position and when it was asked (staleness.go)
 	clusterID   atomic.Pointer[uint32] // the cluster's token tag, once read (token.go)
 
-	logger  atomic.Pointer[slog.Logger]
-	handler atomic.Pointer[func(Event)]
+	logger    atomic.Pointer[slog.Logger]
+	handler   atomic.Pointer[func(Event)]
+	observers atomic.Pointer[[]func(StatementInfo)] // WithStatementObserver's, copied on write
+	observeMu sync.Mutex                            // serialises WithStatementObserver
 
 	primaryWatch primaryWatch // wakes writes waiting for the primary (failover_wait)
 	writeWaiters atomic.Int64 // writes waiting for the primary now

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
+	"os"
 	"time"
 
 	"github.com/rwpool/rwpool"
@@ -76,4 +78,46 @@ func ExampleWithMaxStaleness() {
 	web.QueryRowContext(rwpool.WithRoute(ctx, &r), "SELECT total FROM orders WHERE id = 7").Scan(&total)
 	fmt.Println("served by", r.Node, "because", r.Reason)
 	// Output: served by primary because max staleness: no replica is fresh enough
+}
+
+// A slow-statement log: every statement that took longer than a threshold
+// on its node is logged with where it ran and why, apart from what it
+// waited for its connection. Here the threshold is 0, so that the example
+// logs its one read; a service would take, say, 200 ms.
+func ExampleWithStatementObserver() {
+	latencyFake.Fresh("example-observer/p")
+	latencyFake.Fresh("example-observer/r1")
+	db, err := sql.Open("rwpool", "driver=rwpool-test-latency;primary=example-observer/p;replica=example-observer/r1;check_interval=1h")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer db.Close()
+
+	const slow = 0 * time.Millisecond
+	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey || a.Value.Kind() == slog.KindDuration {
+				return slog.Attr{} // varies from run to run
+			}
+			return a
+		},
+	}))
+	err = rwpool.Configure(db, rwpool.WithStatementObserver(func(s rwpool.StatementInfo) {
+		if s.Duration < slow {
+			return
+		}
+		logger.Warn("slow statement", "node", s.Node, "role", s.Role, "kind", s.Kind, "outcome", s.Outcome,
+			"reason", s.Reason, "took", s.Duration, "conn_wait", s.ConnWait)
+	}))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	var node string
+	if err := db.QueryRowContext(context.Background(), "SELECT node").Scan(&node); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// level=WARN msg="slow statement" node=replica1 role=replica kind=read outcome=ok reason="read: SELECT/WITH/SHOW/VALUES/TABLE"
 }

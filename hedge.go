@@ -194,13 +194,16 @@ func (w *watcher) runHedge(ctx context.Context, cancel context.CancelFunc, rc, r
 		cancel()
 		return
 	}
+	start := stmtStart{at: monoNow(), waited: pc.Waited()}
 	rs, err := queryWatched(w.vc.c, ctx, pc, r.query, args)
 	if err != nil {
 		n.settle(ctx, pc, err)
+		w.vc.c.statementEnds(n, kindRead, outError, start, reasonHedged, err)
 		cancel()
 		return
 	}
 	rs.pc, rs.n, rs.vc, rs.rc, rs.stop = pc, n, w.vc, rc, cancel
+	rs.start, rs.why, rs.kind = start, reasonHedged, kindRead
 	r.won = rs
 	if r.state.CompareAndSwap(readRunning, readHedged) {
 		r.n.hedgeWins.Add(1)
@@ -219,4 +222,5 @@ func (w *watcher) runHedge(ctx context.Context, cancel context.CancelFunc, rc, r
 	// lease, and whose lib/pq Close may block.)
 	cancel()
 	n.discard(pc, rs, nil)
+	rs.ended(outHedged, nil)
 }

@@ -65,6 +65,11 @@ type lease struct {
 	// that have such statements park (Connector.parks).
 	parked     *pool.Conn
 	parkedNode *node
+
+	// The measure of the statement onPin is running on pc (observe.go):
+	// when it began (with its waits), and its route's reason.
+	stmt    stmtStart
+	stmtWhy string
 }
 
 // usable returns errLeaseLost once the lease is lost. Not

@@ -12,6 +12,7 @@ import (
 	"github.com/rwpool/rwpool/health"
 	"github.com/rwpool/rwpool/internal/balance"
 	"github.com/rwpool/rwpool/internal/breaker"
+	"github.com/rwpool/rwpool/internal/latency"
 	"github.com/rwpool/rwpool/internal/replication"
 	"github.com/rwpool/rwpool/pool"
 )
@@ -41,6 +42,8 @@ type node struct {
 	followFrom atomic.Pointer[replication.Position] // the new primary's position when it was promoted
 	roleSince  atomic.Int64                         // UnixNano of the last role change; 0: the DSN's role
 	repl       replState                            // role, position and lag as last read
+
+	latency [numKinds][numOutcomes]latency.Histogram // statement times by kind and outcome (observe.go)
 
 	served    atomic.Int64 // statements and transactions routed here
 	errors    atomic.Int64 // statements that failed here

@@ -38,6 +38,12 @@ type rows struct {
 	// completes: it is recorded when the rows close.
 	wrote *session
 	epoch uint64
+
+	// The statement's measure (observe.go): when it began, its route's
+	// reason, and its kind; start.at is 0 for rows not measured.
+	start stmtStart
+	why   string
+	kind  uint8
 }
 
 var _ interface {
@@ -78,6 +84,7 @@ func (r *rows) Close() error {
 		r.rc = nil
 		r.n.discard(r.pc, r, nil)
 		r.n.errors.Add(1)
+		r.ended(outError, rescuedError(r.n))
 		r.pc = nil
 		if r.stop != nil { // a hedge's: its context is released
 			r.stop()
@@ -109,6 +116,11 @@ func (r *rows) Close() error {
 		r.wrote = nil
 	}
 
+	if cause != nil {
+		r.ended(outError, cause)
+	} else {
+		r.ended(outOK, nil)
+	}
 	switch {
 	case r.pc != nil:
 		r.vc.settleRead(context.Background(), r.pc, r.n, cause)
@@ -124,6 +136,15 @@ func (r *rows) Close() error {
 		r.lease = nil
 	}
 	return err
+}
+
+// ended records the rows' statement, once: see Connector.statementEnds.
+func (r *rows) ended(out uint8, err error) {
+	if r.start.at == 0 {
+		return
+	}
+	r.n.c.statementEnds(r.n, r.kind, out, r.start, r.why, err)
+	r.start.at = 0
 }
 
 func (r *rows) HasNextResultSet() bool {

@@ -85,6 +85,13 @@ type NodeStats struct {
 	// one read every 500 ms, so the figure trails its recovery by up to
 	// that. 0 with balance=weighted and before the node's first read.
 	BalanceLatency time.Duration
+
+	// Latency is the distribution of the times statements took here, by
+	// kind and outcome (StatementLatency; only those that happened), from
+	// when each had its connection to its result or its rows' close: pool
+	// waits are not in it (WaitDuration is). Like the counters, a
+	// histogram's counts are read one by one while statements run.
+	Latency []StatementLatency
 }
 
 // RoleMismatch reports whether the node reports a role its configuration
@@ -187,6 +194,7 @@ func (c *Connector) Stats() Snapshot {
 			ClosedBroken:       n.closedBroken.Load(),
 			ClosedExpired:      ps.ClosedIdle + ps.ClosedLifetime,
 			Resets:             n.resets.Load(),
+			Latency:            n.latencyStats(),
 			Lag:                lag,
 			LagKnown:           lagKnown,
 			Position:           n.repl.position().String(),

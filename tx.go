@@ -22,7 +22,9 @@ func (t *tx) Commit() error {
 		return err
 	}
 	n := l.n
+	start := stmtStart{at: monoNow()}
 	err := t.tx.Commit()
+	t.vc.c.txEnds(n, start, err)
 	// The sessions the transaction was begun with or that wrote in it
 	// (lease.txSessions). tx.Commit has no context: the position read is
 	// bounded by probe_timeout.
@@ -43,8 +45,23 @@ func (t *tx) Rollback() error {
 		l.tx = nil
 		return err
 	}
+	start := stmtStart{at: monoNow()}
 	err := t.tx.Rollback()
+	t.vc.c.txEnds(l.n, start, err)
 	l.txSessions = nil
 	l.endTx(err, t.vc.c.primaryNode())
 	return err
+}
+
+// txEnds records a COMMIT or ROLLBACK that began at start on n (nil once
+// the lease lost its pin: nothing to record).
+func (c *Connector) txEnds(n *node, start stmtStart, err error) {
+	if n == nil {
+		return
+	}
+	out := outOK
+	if err != nil {
+		out = outError
+	}
+	c.statementEnds(n, kindTx, out, start, reasonTx, err)
 }

@@ -1,6 +1,9 @@
 package pool
 
-import "database/sql/driver"
+import (
+	"database/sql/driver"
+	"time"
+)
 
 // Conn states, guarded by Pool.mu.
 const (
@@ -22,6 +25,7 @@ type Conn struct {
 	validator driver.Validator // raw as a Validator, or nil
 	created   int64            // Pool.now at creation
 	gen       uint64           // Pool.gen when the dial started
+	waited    time.Duration    // how long the Acquire that lent it out waited (Waited)
 
 	// Guarded by pool.mu.
 	lastUsed int64 // Pool.clock when last released
@@ -34,6 +38,12 @@ func (p *Pool) newConn(raw driver.Conn, gen uint64) *Conn {
 	c.validator, _ = raw.(driver.Validator)
 	return c
 }
+
+// Waited returns how long the Acquire that lent c out waited for it:
+// queued until another borrower released one, or dialling it; 0 when an
+// idle connection was at hand. It tells a statement slow because the pool
+// was full, or the server slow to accept, from one slow on the server.
+func (c *Conn) Waited() time.Duration { return c.waited }
 
 // Raw returns the real driver connection, for the borrower's use until
 // Release or Destroy. Do not close it: Destroy does.

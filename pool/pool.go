@@ -144,6 +144,7 @@ func (p *Pool) Acquire(ctx context.Context) (*Conn, error) {
 			continue
 		}
 		c.state = stateInUse
+		c.waited = 0
 		p.stats.acquireCount++
 		p.mu.Unlock()
 		return c, nil
@@ -151,7 +152,12 @@ func (p *Pool) Acquire(ctx context.Context) (*Conn, error) {
 	if p.canDialLocked() {
 		gen := p.reserveDialLocked()
 		p.mu.Unlock()
-		return p.dial(ctx, gen)
+		start := p.now()
+		c, err := p.dial(ctx, gen)
+		if c != nil {
+			c.waited = time.Duration(p.now() - start)
+		}
+		return c, err
 	}
 	return p.waitLocked(ctx)
 }
@@ -300,10 +306,15 @@ func (p *Pool) waitLocked(ctx context.Context) (*Conn, error) {
 		return nil, h.err
 	case h.dial:
 		p.mu.Unlock()
-		return p.dial(ctx, h.gen)
+		c, err := p.dial(ctx, h.gen)
+		if c != nil {
+			c.waited = time.Duration(p.now() - start)
+		}
+		return c, err
 	}
 	p.stats.acquireCount++
 	p.mu.Unlock()
+	h.c.waited = waited
 	return h.c, nil
 }
 

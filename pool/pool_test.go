@@ -630,3 +630,32 @@ func TestNilConnFromDriverIsAnError(t *testing.T) {
 		t.Errorf("stat %+v", s)
 	}
 }
+
+// Waited says how long the borrow that lent a connection out waited: the
+// dial of a new one, the queue behind a full pool, nothing for an idle
+// one at hand; each borrow says its own.
+func TestConnWaited(t *testing.T) {
+	fc := &fakeConnector{delay: 20 * time.Millisecond}
+	p, _ := newTestPool(t, Config{Connector: fc, MaxOpen: 1, MaxWaiters: 4})
+	c := mustAcquire(t, p)
+	if w := c.Waited(); w < fc.delay {
+		t.Errorf("a borrow that dialled waited %s, want at least the dial's %s", w, fc.delay)
+	}
+	c.Release()
+	c = mustAcquire(t, p)
+	if w := c.Waited(); w != 0 {
+		t.Errorf("a borrow of an idle connection waited %s, want 0", w)
+	}
+	ch := acquireAsync(t, p, context.Background(), 1)
+	const hold = 30 * time.Millisecond
+	time.Sleep(hold) // the queued borrow's wait, measured below
+	c.Release()
+	r := <-ch
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if w := r.c.Waited(); w < hold {
+		t.Errorf("a borrow queued behind a full pool for %s waited %s", hold, w)
+	}
+	r.c.Release()
+}

@@ -79,6 +79,9 @@ func WithConstLabels(l prometheus.Labels) Option {
 type collector struct {
 	stats func() (rwpool.Snapshot, error)
 
+	statementDuration *prometheus.Desc // a histogram per node, kind and outcome (latency.go)
+	latencyBounds     []float64        // rwpool.LatencyBounds in seconds
+
 	connOpen, connIdle, connInUse, connMax      *prometheus.Desc
 	waiters, waits, waitSeconds                 *prometheus.Desc
 	served, errors, trips                       *prometheus.Desc
@@ -166,6 +169,12 @@ func newCollector(stats func() (rwpool.Snapshot, error), opts []Option) (*collec
 			"Real connections of the node rwpool closed, by cause: session (a lease changed its session state), broken (a connection-level failure, or a call interrupted at its deadline), expired (idle_timeout, max_lifetime).",
 			append(labels, "cause"), cfg.constLabels),
 		resets: desc("connections_reset_total", "Real connections of the node reset with reset_query instead of closed."),
+		statementDuration: prometheus.NewDesc(prometheus.BuildFQName(cfg.namespace, "", "statement_duration_seconds"),
+			"Time statements took on the node, from when each had its connection (pool waits are in wait_seconds_total) to its result or its rows' close, by kind (read, write, transaction) and outcome (ok, error, replayed: failed here and replayed elsewhere, hedged: overtaken by a hedge or the read it hedged).",
+			append(labels, "kind", "outcome"), cfg.constLabels),
+	}
+	for _, b := range rwpool.LatencyBounds() {
+		col.latencyBounds = append(col.latencyBounds, b.Seconds())
 	}
 	// Registering with a throwaway registry reports every invalid name
 	// (bad namespace, bad or reserved constant label) now, as an error,
@@ -187,6 +196,7 @@ func (c *collector) descs() []*prometheus.Desc {
 		c.available, c.probeLatency, c.balanceLatency,
 		c.replicationLag, c.roleMismatch, c.lagging, c.roleSince,
 		c.dials, c.closed, c.resets,
+		c.statementDuration,
 	}
 }
 
@@ -248,6 +258,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(c.closed, counter, float64(v), n.Name, n.Role, cause)
 		}
 		send(c.resets, counter, float64(n.Resets))
+		for _, l := range n.Latency {
+			ch <- newLatencyMetric(c.statementDuration, c.latencyBounds, l, n.Name, n.Role, l.Kind, l.Outcome)
+		}
 	}
 }
 
