@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/rwpool/rwpool/internal/latency"
+	"github.com/rwpool/rwpool/internal/replication"
+	"github.com/rwpool/rwpool/routing"
 )
 
 // StatementInfo describes one statement rwpool ran on a node, for a
@@ -17,6 +19,10 @@ type StatementInfo struct {
 	Kind    string // "read", "write" or "transaction" (a statement of a transaction, its COMMIT or ROLLBACK)
 	Outcome string // "ok"; "error" (the caller got it); "replayed" (it failed here, and was replayed on another node); "hedged" (a hedge on another node, or the read it hedged, answered first)
 	Reason  string // why it went to Node: Route's Reason
+	// System is the database system, as OpenTelemetry's db.system.name
+	// names it: "postgresql", "mariadb", "mysql" (a MySQL-family server
+	// whose kind is not known yet says "mysql"), or "other_sql".
+	System string
 
 	Start    time.Time     // when it had its connection and began
 	Duration time.Duration // on the node: from then to its result, or to its rows' close
@@ -99,7 +105,7 @@ func (c *Connector) statementEnds(n *node, kind, out uint8, s stmtStart, why str
 	n.latency[kind][out].Observe(d)
 	if fs := c.observers.Load(); fs != nil {
 		info := StatementInfo{
-			Node: n.cfg.Name, Role: n.role().String(), Kind: kindNames[kind], Outcome: outcomeNames[out], Reason: why,
+			Node: n.cfg.Name, Role: n.role().String(), Kind: kindNames[kind], Outcome: outcomeNames[out], Reason: why, System: c.system(),
 			Start: time.Now().Add(-d), Duration: d, ConnWait: s.waited, FailoverWait: s.failed, Err: err,
 		}
 		for _, f := range *fs {
@@ -191,4 +197,34 @@ func (m *pinMeasure) end(c *Connector, err error) {
 	}
 	c.statementEnds(m.n, m.kind, out, m.start, m.why, err)
 	m.n = nil
+}
+
+// system is StatementInfo.System for c's servers.
+func (c *Connector) system() string {
+	switch replication.Flavor(c.flav.Load()) {
+	case replication.Postgres:
+		return "postgresql"
+	case replication.MariaDB:
+		return "mariadb"
+	case replication.MySQL:
+		return "mysql"
+	}
+	if c.dialect == routing.DialectMySQL {
+		return "mysql"
+	}
+	return "other_sql"
+}
+
+// Quantile returns an estimate of the q-quantile (0 < q <= 1) of l: the
+// upper bound of the bucket where it falls, within a factor of √2 above
+// the true one (the last bucket has no bound: the last bound, 32 s, is
+// returned for it); 0 for an empty l.
+func (l StatementLatency) Quantile(q float64) time.Duration {
+	if l.Count == 0 {
+		return 0
+	}
+	var s latency.Snapshot
+	copy(s.Counts[:], l.Buckets)
+	s.Count = l.Count
+	return s.Quantile(q)
 }

@@ -51,6 +51,11 @@ import (
 //	  "role_mismatch": false},
 //	 {"name": "replica1", …, "lag_seconds": 0.25, "lag_known": true, …}]}
 //
+// Once statements ran on a node, "latency" summarises each of its
+// statement time histograms (rwpool.NodeStats.Latency): kind, outcome,
+// count, sum_seconds, and p50_seconds and p99_seconds read off the buckets
+// (within a factor of √2 above the true quantile).
+//
 // Durations are in seconds. "unavailable_since" appears while a node is
 // unavailable (it is then its "since") and "last_error" once it has
 // tripped; the latter is the node's LastError, in which node DSNs are
@@ -153,6 +158,17 @@ type node struct {
 	Reports             string    `json:"reports"`
 	RoleMismatch        bool      `json:"role_mismatch"`
 	StatusError         string    `json:"status_error,omitempty"`
+	Latency             []latency `json:"latency,omitempty"`
+}
+
+// latency summarises one of a node's rwpool.StatementLatency histograms.
+type latency struct {
+	Kind       string  `json:"kind"`
+	Outcome    string  `json:"outcome"`
+	Count      int64   `json:"count"`
+	SumSeconds float64 `json:"sum_seconds"`
+	P50Seconds float64 `json:"p50_seconds"`
+	P99Seconds float64 `json:"p99_seconds"`
 }
 
 // render reads db's current Snapshot. rwpool.Stats cannot fail for a db
@@ -221,6 +237,10 @@ func fromSnapshot(s rwpool.Snapshot) snapshot {
 		if n.LagKnown {
 			lag := n.Lag.Seconds()
 			out.Nodes[i].LagSeconds = &lag
+		}
+		for _, l := range n.Latency {
+			out.Nodes[i].Latency = append(out.Nodes[i].Latency, latency{Kind: l.Kind, Outcome: l.Outcome, Count: l.Count,
+				SumSeconds: l.Sum.Seconds(), P50Seconds: l.Quantile(0.5).Seconds(), P99Seconds: l.Quantile(0.99).Seconds()})
 		}
 	}
 	return out

@@ -76,6 +76,14 @@ type varJSON struct {
 		Reports             string     `json:"reports"`
 		RoleMismatch        bool       `json:"role_mismatch"`
 		StatusError         string     `json:"status_error"`
+		Latency             []struct {
+			Kind       string  `json:"kind"`
+			Outcome    string  `json:"outcome"`
+			Count      int64   `json:"count"`
+			SumSeconds float64 `json:"sum_seconds"`
+			P50Seconds float64 `json:"p50_seconds"`
+			P99Seconds float64 `json:"p99_seconds"`
+		} `json:"latency"`
 	} `json:"nodes"`
 }
 
@@ -147,6 +155,15 @@ func TestPublish(t *testing.T) {
 		!p.Available || p.State != "available" || p.Since.IsZero() || p.UnavailableSince != nil ||
 		r.Open != 1 || r.Idle != 1 || r.InUse != 0 || p.Errors != 0 || p.Trips != 0 || p.LastError != "" {
 		t.Fatalf("values:\n%s", raw)
+	}
+	// The statements' times: replica1's three reads, the primary's write,
+	// nothing on the spare.
+	if l := r.Latency; len(l) != 1 || l[0].Kind != "read" || l[0].Outcome != "ok" || l[0].Count != 3 ||
+		l[0].SumSeconds <= 0 || l[0].P50Seconds <= 0 || l[0].P99Seconds < l[0].P50Seconds {
+		t.Errorf("replica1's latency:\n%s", raw)
+	}
+	if l := p.Latency; len(l) != 1 || l[0].Kind != "write" || l[0].Count != 1 || spare.Latency != nil {
+		t.Errorf("the primary's and the spare's latency:\n%s", raw)
 	}
 	if strings.Contains(raw, "last_error") || strings.Contains(raw, "unavailable_since") ||
 		strings.Contains(raw, "lag_seconds") || strings.Contains(raw, "status_error") {

@@ -189,6 +189,10 @@ func WithAttributes(kv ...attribute.KeyValue) Option {
 // rwpool.ErrNotRWPool; it also returns an error for a nil mp or a reserved
 // attribute key.
 //
+// Register also adds a statement observer (rwpool.WithStatementObserver)
+// that records MetricOperationDuration, OpenTelemetry's
+// db.client.operation.duration, for every statement.
+//
 // Call Unregister on the result to stop reporting, for instance before
 // closing db; until then the callback holds db, and a closed db keeps
 // reporting its last state.
@@ -196,7 +200,7 @@ func Register(db *sql.DB, mp metric.MeterProvider, opts ...Option) (metric.Regis
 	if db == nil {
 		return nil, errors.New("rwotel: nil *sql.DB")
 	}
-	return register(func() (rwpool.Snapshot, error) { return rwpool.Stats(db) }, mp, opts)
+	return register(func() (rwpool.Snapshot, error) { return rwpool.Stats(db) }, func(o rwpool.Option) error { return rwpool.Configure(db, o) }, mp, opts)
 }
 
 // RegisterConnector is Register for programs that open their *sql.DB with
@@ -205,10 +209,13 @@ func RegisterConnector(c *rwpool.Connector, mp metric.MeterProvider, opts ...Opt
 	if c == nil {
 		return nil, errors.New("rwotel: nil *rwpool.Connector")
 	}
-	return register(func() (rwpool.Snapshot, error) { return c.Stats(), nil }, mp, opts)
+	return register(func() (rwpool.Snapshot, error) { return c.Stats(), nil }, func(o rwpool.Option) error { o(c); return nil }, mp, opts)
 }
 
-func register(stats func() (rwpool.Snapshot, error), mp metric.MeterProvider, opts []Option) (metric.Registration, error) {
+// register creates the instruments, registers the callback that reads
+// stats, and adds the statement observer of MetricOperationDuration with
+// configure.
+func register(stats func() (rwpool.Snapshot, error), configure func(rwpool.Option) error, mp metric.MeterProvider, opts []Option) (metric.Registration, error) {
 	if mp == nil {
 		return nil, errors.New("rwotel: nil MeterProvider")
 	}
@@ -351,7 +358,16 @@ func register(stats func() (rwpool.Snapshot, error), mp metric.MeterProvider, op
 	if err != nil {
 		return nil, fmt.Errorf("rwotel: %w", err)
 	}
-	return reg, nil
+	d, err := newDurations(m, cfg.attrs)
+	if err != nil {
+		reg.Unregister()
+		return nil, fmt.Errorf("rwotel: %w", err)
+	}
+	if err := configure(rwpool.WithStatementObserver(d.observe)); err != nil {
+		reg.Unregister()
+		return nil, fmt.Errorf("rwotel: %w", err)
+	}
+	return registration{reg, d}, nil
 }
 
 func boolInt64(b bool) int64 {

@@ -34,6 +34,7 @@ const (
 	upDown  kind = "up-down counter"
 	counter kind = "counter"
 	gauge   kind = "gauge"
+	histo   kind = "histogram"
 )
 
 // instruments: every instrument with its kind and unit.
@@ -71,6 +72,7 @@ var instruments = map[string]struct {
 	rwotel.MetricConnectionsDialed:  {counter, "{connection}"},
 	rwotel.MetricConnectionsClosed:  {counter, "{connection}"},
 	rwotel.MetricConnectionsReset:   {counter, "{connection}"},
+	rwotel.MetricOperationDuration:  {histo, "s"},
 }
 
 // collected is one collection: metric name → series key → value, where
@@ -161,6 +163,15 @@ func (r *reader) decode(rm metricdata.ResourceMetrics) collected {
 				got = gauge
 				for _, p := range d.DataPoints {
 					add(p.Attributes, p.Value)
+				}
+			case metricdata.Histogram[float64]:
+				// The series' value is its count of statements.
+				got = histo
+				if d.Temporality != metricdata.CumulativeTemporality {
+					t.Errorf("%s: temporality %v", m.Name, d.Temporality)
+				}
+				for _, p := range d.DataPoints {
+					add(p.Attributes, float64(p.Count))
 				}
 			default:
 				t.Errorf("%s: data %T", m.Name, m.Data)
@@ -298,6 +309,39 @@ func TestRegisterReportsSnapshot(t *testing.T) {
 			}
 		}
 	}
+	// db.client.operation.duration counts each node's statements by kind
+	// and outcome as its rwpool.NodeStats.Latency does (a failure's
+	// series also says its error.type).
+	counted := map[string]float64{}
+	for key, v := range all[rwotel.MetricOperationDuration] {
+		var node, kind, outcome string
+		for _, kv := range strings.Split(key, ",") {
+			k, val, _ := strings.Cut(kv, "=")
+			switch k {
+			case "rwpool.node":
+				node = val
+			case "rwpool.kind":
+				kind = val
+			case "rwpool.outcome":
+				outcome = val
+			case "db.system.name":
+				if val != "other_sql" {
+					t.Errorf("db.system.name=%s for the fake driver, want other_sql", val)
+				}
+			}
+		}
+		counted[node+" "+kind+" "+outcome] += v
+	}
+	wantCounted := map[string]float64{}
+	for _, n := range s.Nodes {
+		for _, l := range n.Latency {
+			wantCounted[n.Name+" "+l.Kind+" "+l.Outcome] = float64(l.Count)
+		}
+	}
+	if len(wantCounted) == 0 || !maps.Equal(counted, wantCounted) {
+		t.Errorf("%s counts %v, want the snapshot's %v", rwotel.MetricOperationDuration, counted, wantCounted)
+	}
+	delete(all, rwotel.MetricOperationDuration)
 	delete(all, rwotel.MetricConnectionsDialed)
 	delete(all, rwotel.MetricConnectionsClosed)
 	delete(all, rwotel.MetricConnectionsReset)
@@ -413,12 +457,30 @@ func TestTwoDatabases(t *testing.T) {
 	if got := rd.collect()[rwotel.MetricStatementsServed]; !maps.Equal(got, want) {
 		t.Fatalf("served = %v, want %v", got, want)
 	}
+	// db.client.operation.duration, recorded by each one's statement
+	// observer, counts each database's own statements.
+	recorded := func(db string) float64 {
+		var n float64
+		for key, v := range rd.collect()[rwotel.MetricOperationDuration] {
+			if strings.HasPrefix(key, "db="+db+",") {
+				n += v
+			}
+		}
+		return n
+	}
+	if a, b := recorded("a"), recorded("b"); a != 1 || b != 2 {
+		t.Fatalf("%s counts %v statements of a and %v of b, want 1 and 2", rwotel.MetricOperationDuration, a, b)
+	}
 	if err := regA.Unregister(); err != nil {
 		t.Fatal(err)
 	}
 	want = map[string]float64{"db=b," + p: 0, "db=b," + r1: 2, "db=b," + r2: 0}
 	if got := rd.collect()[rwotel.MetricStatementsServed]; !maps.Equal(got, want) {
 		t.Fatalf("served after Unregister of a = %v, want %v", got, want)
+	}
+	mustQuery(t, a.DB, "SELECT 1")
+	if n := recorded("a"); n != 1 {
+		t.Errorf("a statement of a after its Unregister was recorded: %v", n)
 	}
 }
 

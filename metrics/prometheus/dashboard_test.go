@@ -3,6 +3,7 @@ package rwprom_test
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"regexp"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/rwpool/rwpool"
 	"github.com/rwpool/rwpool/internal/metricstest"
@@ -145,6 +147,7 @@ func exportedMetrics(t *testing.T) map[string]map[string]bool {
 	pgFake.SetStatus(nodeDSN(t, "replica2"), metricstest.Status{ReadOnly: true, LSN: "0/2000", ReplayAge: -1})
 	c := metricstest.NewCluster(t, pgFake, "check_interval=10ms")
 	waitFor(t, c.DB, "the replicas' lag", func(s rwpool.Snapshot) bool { return s.Nodes[1].LagKnown && s.Nodes[2].LagKnown })
+	mustQuery(t, c.DB, "SELECT 1") // a statement: rwpool_statement_duration_seconds has series
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(mustCollector(t, c.DB))
 	mfs, err := reg.Gather()
@@ -159,10 +162,18 @@ func exportedMetrics(t *testing.T) map[string]map[string]bool {
 				labels[l.GetName()] = true
 			}
 		}
-		out[mf.GetName()] = labels
+		if mf.GetType() != dto.MetricType_HISTOGRAM {
+			out[mf.GetName()] = labels
+			continue
+		}
+		// A histogram is queried as its series: _bucket (with le),
+		// _sum and _count.
+		bucket := maps.Clone(labels)
+		bucket["le"] = true
+		out[mf.GetName()+"_bucket"], out[mf.GetName()+"_sum"], out[mf.GetName()+"_count"] = bucket, labels, labels
 	}
-	if len(out) != len(metricNames) {
-		t.Fatalf("collected %d metrics, want %d: %v", len(out), len(metricNames), out)
+	if len(out) != len(metricNames)+2*len(histogramNames) {
+		t.Fatalf("collected %d series names, want %d: %v", len(out), len(metricNames)+2*len(histogramNames), out)
 	}
 	return out
 }
