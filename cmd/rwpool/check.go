@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,7 +22,9 @@ Connects to every node of the composite rwpool DSN, each directly with its
 own driver (not through rwpool), and reports per node:
 
   reachable  whether it accepts a connection, and how long that took
-  latency    round trip of a few pings: min and average
+  latency    the round trips of a short sample of pings (--pings): min,
+             p50, p90, p99, max and average; a quantile of a sample of N
+             is its ceil(q*N)-th smallest round trip
   version    SELECT version()
   role       the node's role as the server reports it (PostgreSQL:
              pg_is_in_recovery() and default_transaction_read_only;
@@ -48,7 +51,7 @@ and redacted DSN.
 
 Flags:
   --timeout D    time allowed for each node (default 10s)
-  --pings N      pings for the latency figures (default 5)
+  --pings N      pings for the latency figures (default 20)
   --max-lag D    a replica lagging more than this is a problem (default 30s)
 
 Exit status: 0 every node is fine, 1 a problem was found (unreachable node,
@@ -72,7 +75,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("check")
 	var o checkOpts
 	fs.DurationVar(&o.timeout, "timeout", 10*time.Second, "")
-	fs.IntVar(&o.pings, "pings", 5, "")
+	fs.IntVar(&o.pings, "pings", 20, "")
 	fs.DurationVar(&o.maxLag, "max-lag", 30*time.Second, "")
 	pos, status, done := parseFlags(fs, checkUsage, args, stdout, stderr)
 	if done {
@@ -175,7 +178,7 @@ type nodeReport struct {
 
 	reachable bool
 	connect   time.Duration
-	minRTT    time.Duration
+	rtts      []time.Duration // the pings' round trips, in order
 	avgRTT    time.Duration
 	pings     int
 	version   string
@@ -208,7 +211,7 @@ func (r *nodeReport) print(w io.Writer) {
 	} else {
 		line("reachable", "yes (connected in "+fmtDur(r.connect)+")")
 		if r.pings > 0 {
-			line("latency", fmt.Sprintf("min %s, avg %s (%d pings)", fmtDur(r.minRTT), fmtDur(r.avgRTT), r.pings))
+			line("latency", r.latency())
 		}
 		if r.version != "" {
 			line("version", r.version)
@@ -226,6 +229,20 @@ func (r *nodeReport) print(w io.Writer) {
 	for _, p := range r.problems {
 		fmt.Fprintf(w, "  !!! %s\n", p)
 	}
+}
+
+// latency describes the distribution of the pings' round trips: a short
+// sample's quantiles (the ceil(q*N)-th smallest), so p99 of 20 pings is
+// the slowest.
+func (r *nodeReport) latency() string {
+	sorted := slices.Clone(r.rtts)
+	slices.Sort(sorted)
+	q := func(p float64) time.Duration {
+		i := int(math.Ceil(p*float64(len(sorted)))) - 1
+		return sorted[max(i, 0)]
+	}
+	return fmt.Sprintf("min %s, p50 %s, p90 %s, p99 %s, max %s, avg %s (%d pings)",
+		fmtDur(sorted[0]), fmtDur(q(0.5)), fmtDur(q(0.9)), fmtDur(q(0.99)), fmtDur(sorted[len(sorted)-1]), fmtDur(r.avgRTT), r.pings)
 }
 
 // scrub removes the node DSN from driver errors, in case a driver quotes
@@ -263,9 +280,7 @@ func checkNode(ctx context.Context, driver string, n dsn.Node, o checkOpts, foll
 			return r
 		}
 		d := time.Since(t)
-		if r.pings == 0 || d < r.minRTT {
-			r.minRTT = d
-		}
+		r.rtts = append(r.rtts, d)
 		sum += d
 		r.pings++
 	}

@@ -32,7 +32,7 @@ func TestCheckClusters(t *testing.T) {
 					t.Fatalf("status %d, stderr %q, stdout:\n%s", st, errb, out)
 				}
 				for _, want := range []string{
-					"reachable  yes", "latency    min", "version    ", "role       ",
+					"reachable  yes", "latency    min", ", p50 ", ", p99 ", "(20 pings)", "version    ", "role       ",
 					"OK: all " + fmt.Sprint(1+len(b.Replicas)) + " node(s) reachable, roles match the DSN",
 				} {
 					if !strings.Contains(out, want) {
