@@ -82,14 +82,14 @@ func (vc *conn) onPin(ctx context.Context, o ctxOpts, d routing.Decision, write 
 				return err
 			}
 			l.pin(pc, n, d.Session)
-			l.stmt = stmtStart{waited: pc.Waited()}
+			l.stmt = stmtStart{waited: pc.Waited(), ctx: ctx}
 			if !until.IsZero() {
 				// failover_wait's deadline is set at its first wait.
 				l.stmt.failed = time.Since(until.Add(-vc.c.cfg.FailoverWait))
 			}
 		} else {
 			l.dirty = l.dirty || d.Session
-			l.stmt = stmtStart{}
+			l.stmt = stmtStart{ctx: ctx}
 		}
 		l.stmtWhy = l.pinReason(d, fresh)
 		o.record(l.n, l.stmtWhy, attempt)
@@ -242,7 +242,7 @@ func (vc *conn) read(ctx context.Context, o ctxOpts, d routing.Decision, query s
 		pc, err := n.acquire(rctx)
 		var start stmtStart // the attempt's, once it has its connection (observe.go)
 		if err == nil {
-			start = stmtStart{at: monoNow(), waited: pc.Waited()}
+			start = stmtStart{at: monoNow(), waited: pc.Waited(), ctx: ctx}
 		}
 		if err != nil {
 			switch rc.answer() {
@@ -317,6 +317,7 @@ func (vc *conn) read(ctx context.Context, o ctxOpts, d routing.Decision, query s
 				rs.pc, rs.n, rs.vc, rs.rc = pc, n, vc, rc
 				rs.start, rs.why, rs.kind = start, why, kindRead
 				plan.served(n)
+				vc.c.rowsAnswered(n, kindRead, start, why)
 				return rs, nil
 			}
 			rc.finish()
@@ -349,6 +350,7 @@ func (vc *conn) adoptHedge(o ctxOpts, rc *readCtx, replays int) *rows {
 	won := rc.won
 	rc.finish()
 	o.record(won.n, reasonHedged, replays)
+	vc.c.rowsAnswered(won.n, kindRead, won.start, reasonHedged)
 	return won
 }
 
@@ -470,6 +472,7 @@ func (vc *conn) queryPinned(ctx context.Context, query string, d routing.Decisio
 	}
 	r.lease, r.pin, r.n = &vc.lease, vc.lease.pc, vc.lease.n
 	r.start, r.why, r.kind = m.start, m.why, m.kind // measured to the rows' close
+	vc.c.rowsAnswered(r.n, m.kind, m.start, m.why)
 	vc.lease.rows++
 	if record {
 		// The rows hold the connection, and the write commits only
@@ -570,7 +573,7 @@ func (vc *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, 
 		}
 		return nil, err
 	}
-	l.tx = &tx{vc: vc, tx: rtx}
+	l.tx = &tx{vc: vc, tx: rtx, ctx: ctx}
 	if o.session != nil && !opts.ReadOnly && l.n == vc.c.primaryNode() {
 		l.wroteInTx(o.session) // recorded at Commit, like its writes
 	}

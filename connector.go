@@ -51,8 +51,8 @@ type Connector struct {
 
 	logger    atomic.Pointer[slog.Logger]
 	handler   atomic.Pointer[func(Event)]
-	observers atomic.Pointer[[]func(StatementInfo)] // WithStatementObserver's, copied on write
-	observeMu sync.Mutex                            // serialises WithStatementObserver
+	observers atomic.Pointer[[]func(context.Context, StatementInfo)] // WithStatementObserver's, copied on write
+	observeMu sync.Mutex                                             // serialises WithStatementObserver
 
 	primaryWatch primaryWatch // wakes writes waiting for the primary (failover_wait)
 	writeWaiters atomic.Int64 // writes waiting for the primary now
@@ -182,6 +182,7 @@ func (c *Connector) newNode(real driver.Driver, nc dsn.Node) (*node, error) {
 		}
 	}
 	n := &node{c: c, cfg: nc, conn: nodeConnector{Connector: rc, dsn: nc.DSN, c: c}}
+	n.addrHost, n.addrPort = nc.Address()
 	n.newTrip()
 	n.health = breaker.NewNode(nc.Name, nc.Role.String(), func(e Event) {
 		n.onEvent(e)

@@ -103,7 +103,7 @@ func ExampleWithStatementObserver() {
 			return a
 		},
 	}))
-	err = rwpool.Configure(db, rwpool.WithStatementObserver(func(s rwpool.StatementInfo) {
+	err = rwpool.Configure(db, rwpool.WithStatementObserver(func(_ context.Context, s rwpool.StatementInfo) {
 		if s.Duration < slow {
 			return
 		}

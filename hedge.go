@@ -194,7 +194,7 @@ func (w *watcher) runHedge(ctx context.Context, cancel context.CancelFunc, rc, r
 		cancel()
 		return
 	}
-	start := stmtStart{at: monoNow(), waited: pc.Waited()}
+	start := stmtStart{at: monoNow(), waited: pc.Waited(), ctx: ctx}
 	rs, err := queryWatched(w.vc.c, ctx, pc, r.query, args)
 	if err != nil {
 		n.settle(ctx, pc, err)
@@ -222,5 +222,6 @@ func (w *watcher) runHedge(ctx context.Context, cancel context.CancelFunc, rc, r
 	// lease, and whose lib/pq Close may block.)
 	cancel()
 	n.discard(pc, rs, nil)
-	rs.ended(outHedged, nil)
+	w.vc.c.statementEnds(n, kindRead, outHedged, rs.start, reasonHedged, nil) // overtaken by the read it hedged
+	rs.start.at = 0
 }

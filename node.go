@@ -43,7 +43,8 @@ type node struct {
 	roleSince  atomic.Int64                         // UnixNano of the last role change; 0: the DSN's role
 	repl       replState                            // role, position and lag as last read
 
-	latency [numKinds][numOutcomes]latency.Histogram // statement times by kind and outcome (observe.go)
+	latency            [numKinds][numOutcomes]latency.Histogram // statement times by kind and outcome (observe.go)
+	addrHost, addrPort string                                   // where the DSN says the server is (StatementInfo)
 
 	served    atomic.Int64 // statements and transactions routed here
 	errors    atomic.Int64 // statements that failed here

@@ -1,6 +1,7 @@
 package rwpool
 
 import (
+	"context"
 	"time"
 
 	"github.com/rwpool/rwpool/internal/latency"
@@ -23,6 +24,10 @@ type StatementInfo struct {
 	// names it: "postgresql", "mariadb", "mysql" (a MySQL-family server
 	// whose kind is not known yet says "mysql"), or "other_sql".
 	System string
+	// ServerAddress and ServerPort are where the node's DSN says its
+	// server is (dsn.Node.Address): OpenTelemetry's server.address and
+	// server.port. Never a user, password or database name.
+	ServerAddress, ServerPort string
 
 	Start    time.Time     // when it had its connection and began
 	Duration time.Duration // on the node: from then to its result, or to its rows' close
@@ -37,9 +42,16 @@ type StatementInfo struct {
 // node, with where it ran, why, how long it took and how it ended: one
 // call per attempt, so a read replayed after a failure is seen twice (the
 // failed attempt with Outcome "replayed", then the one that served it),
-// and a hedged read once per node it ran on. A read's Duration ends when
-// its rows close. f runs on the goroutine that ran the statement, after
-// the statement, on the hot path: it must be quick and must not block.
+// and a hedged read once per node it ran on. A query is seen when its rows
+// are handed to the caller, while the caller's statement span is open
+// (otelsql's ends there): its Duration is the time to that answer, and an
+// error met reading its rows is not in it (NodeStats.Latency, which ends
+// at the rows' close, has both). f gets the statement's context (the caller's: its
+// values, such as the trace span of the application or of otelsql when it
+// wraps rwpool, whatever became of its deadline; for a COMMIT or ROLLBACK,
+// the transaction's). f runs on the goroutine that ran the statement,
+// after the statement, on the hot path: it must be quick and must not
+// block.
 // Each WithStatementObserver adds one observer (the OpenTelemetry module
 // adds its own); they are called in the order they were added. A nil f
 // adds nothing.
@@ -47,7 +59,7 @@ type StatementInfo struct {
 // Per-node latency histograms (NodeStats.Latency) are kept whether or not
 // an observer is set; an observer is for what they do not say (a
 // slow-statement log, custom metrics by route).
-func WithStatementObserver(f func(StatementInfo)) Option {
+func WithStatementObserver(f func(context.Context, StatementInfo)) Option {
 	return func(c *Connector) {
 		if f == nil {
 			return
@@ -55,7 +67,7 @@ func WithStatementObserver(f func(StatementInfo)) Option {
 		// Copy on write: statements read the list without a lock.
 		c.observeMu.Lock()
 		defer c.observeMu.Unlock()
-		var list []func(StatementInfo)
+		var list []func(context.Context, StatementInfo)
 		if old := c.observers.Load(); old != nil {
 			list = append(list, *old...)
 		}
@@ -89,28 +101,60 @@ var (
 // where it is not measured; with the borrow's wait.
 type stmtStart struct {
 	at     int64
-	waited time.Duration // the pool's (pool.Conn.Waited)
-	failed time.Duration // failover_wait's
+	waited time.Duration   // the pool's (pool.Conn.Waited)
+	failed time.Duration   // failover_wait's
+	ctx    context.Context // the caller's, for the observers (a trace's span)
 }
 
-// statementEnds records a statement that began at s on n: its node's
-// histogram and, if one is set, the observer. It costs a clock read and
-// two atomic additions; no lock and no allocation without an observer.
+// statementEnds records a statement that began at s on n and ended now:
+// its node's histogram and the observers. It costs a clock read and two
+// atomic additions; no lock, and no allocation without an observer.
 func (c *Connector) statementEnds(n *node, kind, out uint8, s stmtStart, why string, err error) {
 	if s.at == 0 {
 		return
 	}
-	now := monoNow()
-	d := time.Duration(now - s.at)
+	d := time.Duration(monoNow() - s.at)
 	n.latency[kind][out].Observe(d)
-	if fs := c.observers.Load(); fs != nil {
-		info := StatementInfo{
-			Node: n.cfg.Name, Role: n.role().String(), Kind: kindNames[kind], Outcome: outcomeNames[out], Reason: why, System: c.system(),
-			Start: time.Now().Add(-d), Duration: d, ConnWait: s.waited, FailoverWait: s.failed, Err: err,
-		}
-		for _, f := range *fs {
-			f(info)
-		}
+	c.observe(n, kind, out, s, d, why, err)
+}
+
+// rowsAnswered tells the observers that a query that began at s on n
+// answered with rows, handed to the caller now: they learn of it while
+// the caller's statement span (otelsql's ends when the query returns) is
+// still open. Its histogram waits for the rows' close (rowsEnd).
+func (c *Connector) rowsAnswered(n *node, kind uint8, s stmtStart, why string) {
+	if s.at == 0 || c.observers.Load() == nil {
+		return
+	}
+	c.observe(n, kind, outOK, s, time.Duration(monoNow()-s.at), why, nil)
+}
+
+// rowsEnd records in n's histogram a query that began at s and whose rows
+// closed now.
+func (c *Connector) rowsEnd(n *node, kind, out uint8, s stmtStart) {
+	if s.at != 0 {
+		n.latency[kind][out].Observe(time.Duration(monoNow() - s.at))
+	}
+}
+
+// observe calls the observers, if any, for a statement that began at s on
+// n and took d.
+func (c *Connector) observe(n *node, kind, out uint8, s stmtStart, d time.Duration, why string, err error) {
+	fs := c.observers.Load()
+	if fs == nil {
+		return
+	}
+	info := StatementInfo{
+		Node: n.cfg.Name, Role: n.role().String(), Kind: kindNames[kind], Outcome: outcomeNames[out], Reason: why, System: c.system(),
+		ServerAddress: n.addrHost, ServerPort: n.addrPort,
+		Start: time.Now().Add(-d), Duration: d, ConnWait: s.waited, FailoverWait: s.failed, Err: err,
+	}
+	ctx := s.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	for _, f := range *fs {
+		f(ctx, info)
 	}
 }
 

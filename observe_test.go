@@ -65,7 +65,7 @@ type observed struct {
 	all []rwpool.StatementInfo
 }
 
-func (o *observed) add(s rwpool.StatementInfo) {
+func (o *observed) add(_ context.Context, s rwpool.StatementInfo) {
 	o.mu.Lock()
 	o.all = append(o.all, s)
 	o.mu.Unlock()

@@ -84,7 +84,7 @@ func (r *rows) Close() error {
 		r.rc = nil
 		r.n.discard(r.pc, r, nil)
 		r.n.errors.Add(1)
-		r.ended(outError, rescuedError(r.n))
+		r.ended(outError)
 		r.pc = nil
 		if r.stop != nil { // a hedge's: its context is released
 			r.stop()
@@ -117,9 +117,9 @@ func (r *rows) Close() error {
 	}
 
 	if cause != nil {
-		r.ended(outError, cause)
+		r.ended(outError)
 	} else {
-		r.ended(outOK, nil)
+		r.ended(outOK)
 	}
 	switch {
 	case r.pc != nil:
@@ -138,12 +138,13 @@ func (r *rows) Close() error {
 	return err
 }
 
-// ended records the rows' statement, once: see Connector.statementEnds.
-func (r *rows) ended(out uint8, err error) {
+// ended records the rows' statement in its node's histogram, once (the
+// observers were told when the rows were handed over: rowsAnswered).
+func (r *rows) ended(out uint8) {
 	if r.start.at == 0 {
 		return
 	}
-	r.n.c.statementEnds(r.n, r.kind, out, r.start, r.why, err)
+	r.n.c.rowsEnd(r.n, r.kind, out, r.start)
 	r.start.at = 0
 }
 

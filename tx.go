@@ -7,8 +7,9 @@ import (
 
 // tx is a transaction on the lease's pinned connection.
 type tx struct {
-	vc *conn
-	tx driver.Tx
+	vc  *conn
+	tx  driver.Tx
+	ctx context.Context // BeginTx's, for the statement observers of COMMIT and ROLLBACK
 }
 
 // Commit commits the real transaction and ends it on the lease. After the
@@ -22,7 +23,7 @@ func (t *tx) Commit() error {
 		return err
 	}
 	n := l.n
-	start := stmtStart{at: monoNow()}
+	start := stmtStart{at: monoNow(), ctx: t.ctx}
 	err := t.tx.Commit()
 	t.vc.c.txEnds(n, start, err)
 	// The sessions the transaction was begun with or that wrote in it
@@ -45,7 +46,7 @@ func (t *tx) Rollback() error {
 		l.tx = nil
 		return err
 	}
-	start := stmtStart{at: monoNow()}
+	start := stmtStart{at: monoNow(), ctx: t.ctx}
 	err := t.tx.Rollback()
 	t.vc.c.txEnds(l.n, start, err)
 	l.txSessions = nil

@@ -70,7 +70,7 @@ func newDurations(m metric.Meter, attrs []attribute.KeyValue) (*durations, error
 }
 
 // observe is the statement observer.
-func (d *durations) observe(s rwpool.StatementInfo) {
+func (d *durations) observe(_ context.Context, s rwpool.StatementInfo) {
 	if d.off.Load() {
 		return
 	}
