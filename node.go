@@ -45,6 +45,8 @@ type node struct {
 
 	latency            [numKinds][numOutcomes]latency.Histogram // statement times by kind and outcome (observe.go)
 	addrHost, addrPort string                                   // where the DSN says the server is (StatementInfo)
+	failoverWaits      atomic.Int64                             // writes sent here after waiting for a writable primary (failover_wait)
+	failoverWaitNanos  atomic.Int64                             // the time they waited
 
 	served    atomic.Int64 // statements and transactions routed here
 	errors    atomic.Int64 // statements that failed here

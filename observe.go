@@ -235,6 +235,10 @@ func (m *pinMeasure) end(c *Connector, err error) {
 	if m.n == nil {
 		return
 	}
+	if f := m.start.failed; f > 0 { // once per statement, however many attempts
+		m.n.failoverWaits.Add(1)
+		m.n.failoverWaitNanos.Add(int64(f))
+	}
 	out := outOK
 	if err != nil {
 		out = outError

@@ -270,3 +270,41 @@ func TestLatencyTransactionAndConnWait(t *testing.T) {
 		t.Errorf("the write queued for %s: %+v; want ConnWait at least that, apart from its Duration", hold, w)
 	}
 }
+
+// A write that waited for a writable primary (failover_wait) says how
+// long, apart from its time on the node: in NodeStats and to the
+// observer.
+func TestLatencyFailoverWait(t *testing.T) {
+	cc := newCtlCluster(t, 1, "check_interval=1h;failover_wait=3s")
+	o := &observed{}
+	if err := rwpool.Configure(cc.db, rwpool.WithStatementObserver(o.add)); err != nil {
+		t.Fatal(err)
+	}
+	cc.primary.SetDown(true)
+	const down = 150 * time.Millisecond
+	done := make(chan struct{})
+	defer func() { <-done }()
+	go func() {
+		defer close(done)
+		for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+			if s, err := rwpool.Stats(cc.db); err == nil && s.Nodes[0].State == rwpool.Unavailable {
+				break // the primary found down
+			}
+		}
+		time.Sleep(down) // the outage the write waits out, measured below
+		cc.primary.SetDown(false)
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := cc.db.ExecContext(ctx, "UPDATE t SET x = 1"); err != nil {
+		t.Fatalf("a write while the primary is down, with failover_wait: %v", err)
+	}
+	st := cc.stats(t, "primary")
+	if st.FailoverWaits != 1 || st.FailoverWaitDuration < down {
+		t.Errorf("primary: %d failover waits, %s; want 1, at least %s", st.FailoverWaits, st.FailoverWaitDuration, down)
+	}
+	w := o.of("primary", "write", "ok")
+	if len(w) != 1 || w[0].FailoverWait < down || w[0].Duration >= down {
+		t.Errorf("the observed write: %+v; want a FailoverWait of at least %s, apart from its Duration", w, down)
+	}
+}

@@ -86,6 +86,12 @@ type NodeStats struct {
 	// that. 0 with balance=weighted and before the node's first read.
 	BalanceLatency time.Duration
 
+	// Writes that waited for a writable primary (failover_wait) before
+	// they were sent here, and the time they waited: apart from their
+	// time on the node (Latency) and from pool waits (WaitDuration).
+	FailoverWaits        int64
+	FailoverWaitDuration time.Duration
+
 	// Latency is the distribution of the times statements took here, by
 	// kind and outcome (StatementLatency; only those that happened), from
 	// when each had its connection to its result or its rows' close: pool
@@ -160,46 +166,48 @@ func (c *Connector) Stats() Snapshot {
 			statusErr = *e
 		}
 		s.Nodes[i] = NodeStats{
-			Name:               n.cfg.Name,
-			Role:               n.role().String(),
-			RoleSince:          unixNano(n.roleSince.Load()),
-			Weight:             n.cfg.Weight,
-			Available:          b.Available(),
-			State:              b.State,
-			Since:              b.Since,
-			Trips:              b.Trips,
-			LastError:          errString(b.LastError),
-			ProbeLatency:       h.ProbeLatency(),
-			MaxOpen:            ps.MaxOpen,
-			Open:               ps.Open,
-			Idle:               ps.Idle,
-			InUse:              ps.InUse,
-			Waiting:            ps.Waiting,
-			Served:             n.served.Load(),
-			Errors:             n.errors.Load(),
-			WaitCount:          ps.WaitCount,
-			WaitDuration:       ps.WaitDuration,
-			Replays:            n.replays.Load(),
-			Fallbacks:          n.fallbacks.Load(),
-			CausalReads:        n.causalReads.Load(),
-			CausalWaits:        n.causalWaits.Load(),
-			CausalWaitDuration: time.Duration(n.causalWaitNanos.Load()),
-			CausalFallbacks:    n.causalFallbacks.Load(),
-			TooStale:           n.tooStale.Load(),
-			Hedges:             n.hedges.Load(),
-			HedgeWins:          n.hedgeWins.Load(),
-			HedgesRefused:      n.hedgesRefused.Load(),
-			Dials:              n.dials.Load(),
-			ClosedSession:      n.closedSession.Load(),
-			ClosedBroken:       n.closedBroken.Load(),
-			ClosedExpired:      ps.ClosedIdle + ps.ClosedLifetime,
-			Resets:             n.resets.Load(),
-			Latency:            n.latencyStats(),
-			Lag:                lag,
-			LagKnown:           lagKnown,
-			Position:           n.repl.position().String(),
-			Reports:            reports,
-			StatusError:        statusErr,
+			Name:                 n.cfg.Name,
+			Role:                 n.role().String(),
+			RoleSince:            unixNano(n.roleSince.Load()),
+			Weight:               n.cfg.Weight,
+			Available:            b.Available(),
+			State:                b.State,
+			Since:                b.Since,
+			Trips:                b.Trips,
+			LastError:            errString(b.LastError),
+			ProbeLatency:         h.ProbeLatency(),
+			MaxOpen:              ps.MaxOpen,
+			Open:                 ps.Open,
+			Idle:                 ps.Idle,
+			InUse:                ps.InUse,
+			Waiting:              ps.Waiting,
+			Served:               n.served.Load(),
+			Errors:               n.errors.Load(),
+			WaitCount:            ps.WaitCount,
+			WaitDuration:         ps.WaitDuration,
+			Replays:              n.replays.Load(),
+			Fallbacks:            n.fallbacks.Load(),
+			CausalReads:          n.causalReads.Load(),
+			CausalWaits:          n.causalWaits.Load(),
+			CausalWaitDuration:   time.Duration(n.causalWaitNanos.Load()),
+			CausalFallbacks:      n.causalFallbacks.Load(),
+			TooStale:             n.tooStale.Load(),
+			Hedges:               n.hedges.Load(),
+			HedgeWins:            n.hedgeWins.Load(),
+			HedgesRefused:        n.hedgesRefused.Load(),
+			Dials:                n.dials.Load(),
+			ClosedSession:        n.closedSession.Load(),
+			ClosedBroken:         n.closedBroken.Load(),
+			ClosedExpired:        ps.ClosedIdle + ps.ClosedLifetime,
+			Resets:               n.resets.Load(),
+			Latency:              n.latencyStats(),
+			FailoverWaits:        n.failoverWaits.Load(),
+			FailoverWaitDuration: time.Duration(n.failoverWaitNanos.Load()),
+			Lag:                  lag,
+			LagKnown:             lagKnown,
+			Position:             n.repl.position().String(),
+			Reports:              reports,
+			StatusError:          statusErr,
 		}
 		s.Nodes[i].BalanceLatency = n.meter.Estimate()
 	}

@@ -158,6 +158,8 @@ type node struct {
 	Reports             string    `json:"reports"`
 	RoleMismatch        bool      `json:"role_mismatch"`
 	StatusError         string    `json:"status_error,omitempty"`
+	FailoverWaits       int64     `json:"failover_waits"`
+	FailoverWaitSeconds float64   `json:"failover_wait_seconds"`
 	Latency             []latency `json:"latency,omitempty"`
 }
 
@@ -228,6 +230,8 @@ func fromSnapshot(s rwpool.Snapshot) snapshot {
 			Reports:             n.Reports,
 			RoleMismatch:        n.RoleMismatch(),
 			StatusError:         n.StatusError,
+			FailoverWaits:       n.FailoverWaits,
+			FailoverWaitSeconds: n.FailoverWaitDuration.Seconds(),
 		}
 		// An unavailable node has been unavailable since it entered that
 		// state.

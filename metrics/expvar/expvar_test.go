@@ -76,6 +76,8 @@ type varJSON struct {
 		Reports             string     `json:"reports"`
 		RoleMismatch        bool       `json:"role_mismatch"`
 		StatusError         string     `json:"status_error"`
+		FailoverWaits       int64      `json:"failover_waits"`
+		FailoverWaitSeconds float64    `json:"failover_wait_seconds"`
 		Latency             []struct {
 			Kind       string  `json:"kind"`
 			Outcome    string  `json:"outcome"`

@@ -158,6 +158,13 @@ const (
 	// reset with reset_query instead of closed; Int64ObservableCounter,
 	// unit {connection}.
 	MetricConnectionsReset = "rwpool.connections.reset"
+	// MetricFailoverWaits is the number of writes sent to a node after
+	// waiting for a writable primary (failover_wait);
+	// Int64ObservableCounter, unit {write}.
+	MetricFailoverWaits = "rwpool.failover.waits"
+	// MetricFailoverWaitTime is the total time those writes waited;
+	// Float64ObservableCounter, unit s.
+	MetricFailoverWaitTime = "rwpool.failover.wait_time"
 )
 
 // Attribute keys of every observation.
@@ -281,6 +288,8 @@ func register(stats func() (rwpool.Snapshot, error), configure func(rwpool.Optio
 		dialed          = counter(MetricConnectionsDialed, "{connection}", "Real connections the node's pool opened, each a new server session.")
 		closed          = counter(MetricConnectionsClosed, "{connection}", "Real connections of the node rwpool closed, by cause (session, broken, expired).")
 		resets          = counter(MetricConnectionsReset, "{connection}", "Real connections of the node reset with reset_query instead of closed.")
+		failoverWaits   = counter(MetricFailoverWaits, "{write}", "Writes sent to the node after waiting for a writable primary (failover_wait).")
+		failoverTime    = f64(m.Float64ObservableCounter(MetricFailoverWaitTime, metric.WithUnit("s"), metric.WithDescription("Total time the writes sent to the node waited for a writable primary (failover_wait).")))
 	)
 	causes := [3]metric.MeasurementOption{
 		metric.WithAttributes(AttrCause.String("session")),
@@ -351,10 +360,12 @@ func register(stats func() (rwpool.Snapshot, error), configure func(rwpool.Optio
 			o.ObserveInt64(closed, n.ClosedBroken, a, causes[1])
 			o.ObserveInt64(closed, n.ClosedExpired, a, causes[2])
 			o.ObserveInt64(resets, n.Resets, a)
+			o.ObserveInt64(failoverWaits, n.FailoverWaits, a)
+			o.ObserveFloat64(failoverTime, n.FailoverWaitDuration.Seconds(), a)
 		}
 		return nil
 	}, open, idle, inUse, maxOpen, waiters, waits, waitTime, served, stmtErrs, trips, replays, fallbacks, causalReads, causalWaits, causalWaitTime, causalFallbacks, tooStale, hedges, hedgeWins, refused, available, probe, balance,
-		lag, mismatch, roleSince, lagging, dialed, closed, resets)
+		lag, mismatch, roleSince, lagging, dialed, closed, resets, failoverWaits, failoverTime)
 	if err != nil {
 		return nil, fmt.Errorf("rwotel: %w", err)
 	}

@@ -73,6 +73,8 @@ var instruments = map[string]struct {
 	rwotel.MetricConnectionsClosed:  {counter, "{connection}"},
 	rwotel.MetricConnectionsReset:   {counter, "{connection}"},
 	rwotel.MetricOperationDuration:  {histo, "s"},
+	rwotel.MetricFailoverWaits:      {counter, "{write}"},
+	rwotel.MetricFailoverWaitTime:   {counter, "s"},
 }
 
 // collected is one collection: metric name → series key → value, where
@@ -374,6 +376,8 @@ func TestRegisterReportsSnapshot(t *testing.T) {
 		rwotel.MetricNodeRoleMismatch:   series(0, 0, 0),
 		rwotel.MetricNodeRoleSince:      series(0, 0, 0), // the DSN's roles
 		rwotel.MetricNodeLagging:        series(0, 0, 0),
+		rwotel.MetricFailoverWaits:      series(0, 0, 0), // no failover_wait
+		rwotel.MetricFailoverWaitTime:   series(0, 0, 0),
 		// No rwpool.replication.lag: the fake driver has no replication
 		// positions, so no lag is known and none is observed.
 	}

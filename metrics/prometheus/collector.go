@@ -80,7 +80,9 @@ type collector struct {
 	stats func() (rwpool.Snapshot, error)
 
 	statementDuration *prometheus.Desc // a histogram per node, kind and outcome (latency.go)
-	latencyBounds     []float64        // rwpool.LatencyBounds in seconds
+	failoverWaits     *prometheus.Desc
+	failoverWaitSecs  *prometheus.Desc
+	latencyBounds     []float64 // rwpool.LatencyBounds in seconds
 
 	connOpen, connIdle, connInUse, connMax      *prometheus.Desc
 	waiters, waits, waitSeconds                 *prometheus.Desc
@@ -168,7 +170,9 @@ func newCollector(stats func() (rwpool.Snapshot, error), opts []Option) (*collec
 		closed: prometheus.NewDesc(prometheus.BuildFQName(cfg.namespace, "", "connections_closed_total"),
 			"Real connections of the node rwpool closed, by cause: session (a lease changed its session state), broken (a connection-level failure, or a call interrupted at its deadline), expired (idle_timeout, max_lifetime).",
 			append(labels, "cause"), cfg.constLabels),
-		resets: desc("connections_reset_total", "Real connections of the node reset with reset_query instead of closed."),
+		resets:           desc("connections_reset_total", "Real connections of the node reset with reset_query instead of closed."),
+		failoverWaits:    desc("failover_waits_total", "Writes sent to the node after waiting for a writable primary (failover_wait)."),
+		failoverWaitSecs: desc("failover_wait_seconds_total", "Total time those writes waited for a writable primary, in seconds."),
 		statementDuration: prometheus.NewDesc(prometheus.BuildFQName(cfg.namespace, "", "statement_duration_seconds"),
 			"Time statements took on the node, from when each had its connection (pool waits are in wait_seconds_total) to its result or its rows' close, by kind (read, write, transaction) and outcome (ok, error, replayed: failed here and replayed elsewhere, hedged: overtaken by a hedge or the read it hedged).",
 			append(labels, "kind", "outcome"), cfg.constLabels),
@@ -196,7 +200,7 @@ func (c *collector) descs() []*prometheus.Desc {
 		c.available, c.probeLatency, c.balanceLatency,
 		c.replicationLag, c.roleMismatch, c.lagging, c.roleSince,
 		c.dials, c.closed, c.resets,
-		c.statementDuration,
+		c.statementDuration, c.failoverWaits, c.failoverWaitSecs,
 	}
 }
 
@@ -258,6 +262,8 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(c.closed, counter, float64(v), n.Name, n.Role, cause)
 		}
 		send(c.resets, counter, float64(n.Resets))
+		send(c.failoverWaits, counter, float64(n.FailoverWaits))
+		send(c.failoverWaitSecs, counter, n.FailoverWaitDuration.Seconds())
 		for _, l := range n.Latency {
 			ch <- newLatencyMetric(c.statementDuration, c.latencyBounds, l, n.Name, n.Role, l.Kind, l.Outcome)
 		}

@@ -57,6 +57,8 @@ var metricNames = []string{
 	"rwpool_connections_dialed_total",
 	closedMetric,
 	"rwpool_connections_reset_total",
+	"rwpool_failover_waits_total",
+	"rwpool_failover_wait_seconds_total",
 	histogramNames[0],
 }
 
@@ -260,6 +262,16 @@ rwpool_connections_max{node="replica2",role="replica"} 1
 rwpool_connections_open{node="primary",role="primary"} 1
 rwpool_connections_open{node="replica1",role="replica"} 0
 rwpool_connections_open{node="replica2",role="replica"} 0
+# HELP rwpool_failover_wait_seconds_total Total time those writes waited for a writable primary, in seconds.
+# TYPE rwpool_failover_wait_seconds_total counter
+rwpool_failover_wait_seconds_total{node="primary",role="primary"} 0
+rwpool_failover_wait_seconds_total{node="replica1",role="replica"} 0
+rwpool_failover_wait_seconds_total{node="replica2",role="replica"} 0
+# HELP rwpool_failover_waits_total Writes sent to the node after waiting for a writable primary (failover_wait).
+# TYPE rwpool_failover_waits_total counter
+rwpool_failover_waits_total{node="primary",role="primary"} 0
+rwpool_failover_waits_total{node="replica1",role="replica"} 0
+rwpool_failover_waits_total{node="replica2",role="replica"} 0
 # HELP rwpool_fallbacks_total Reads served by the node (the primary) because no replica was available.
 # TYPE rwpool_fallbacks_total counter
 rwpool_fallbacks_total{node="primary",role="primary"} 1
