@@ -315,7 +315,7 @@ func (vc *conn) read(ctx context.Context, o ctxOpts, d routing.Decision, query s
 			}
 			if rs != nil {
 				rs.pc, rs.n, rs.vc, rs.rc = pc, n, vc, rc
-				rs.start, rs.why, rs.kind = start, why, kindRead
+				rs.startAt, rs.kind = start.at, kindRead
 				plan.served(n)
 				vc.c.rowsAnswered(n, kindRead, start, why)
 				return rs, nil
@@ -350,7 +350,6 @@ func (vc *conn) adoptHedge(o ctxOpts, rc *readCtx, replays int) *rows {
 	won := rc.won
 	rc.finish()
 	o.record(won.n, reasonHedged, replays)
-	vc.c.rowsAnswered(won.n, kindRead, won.start, reasonHedged)
 	return won
 }
 
@@ -471,7 +470,7 @@ func (vc *conn) queryPinned(ctx context.Context, query string, d routing.Decisio
 		return nil, err
 	}
 	r.lease, r.pin, r.n = &vc.lease, vc.lease.pc, vc.lease.n
-	r.start, r.why, r.kind = m.start, m.why, m.kind // measured to the rows' close
+	r.startAt, r.kind = m.start.at, m.kind // measured to the rows' close
 	vc.c.rowsAnswered(r.n, m.kind, m.start, m.why)
 	vc.lease.rows++
 	if record {

@@ -203,9 +203,10 @@ func (w *watcher) runHedge(ctx context.Context, cancel context.CancelFunc, rc, r
 		return
 	}
 	rs.pc, rs.n, rs.vc, rs.rc, rs.stop = pc, n, w.vc, rc, cancel
-	rs.start, rs.why, rs.kind = start, reasonHedged, kindRead
+	rs.startAt, rs.kind = start.at, kindRead
 	r.won = rs
 	if r.state.CompareAndSwap(readRunning, readHedged) {
+		w.vc.c.rowsAnswered(n, kindRead, start, reasonHedged) // the read adopts the rows
 		r.n.hedgeWins.Add(1)
 		r.cancel()
 		// Another node answered first: the slow one may have hung.
@@ -222,6 +223,6 @@ func (w *watcher) runHedge(ctx context.Context, cancel context.CancelFunc, rc, r
 	// lease, and whose lib/pq Close may block.)
 	cancel()
 	n.discard(pc, rs, nil)
-	w.vc.c.statementEnds(n, kindRead, outHedged, rs.start, reasonHedged, nil) // overtaken by the read it hedged
-	rs.start.at = 0
+	w.vc.c.statementEnds(n, kindRead, outHedged, start, reasonHedged, nil) // overtaken by the read it hedged
+	rs.startAt = 0
 }

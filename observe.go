@@ -129,11 +129,11 @@ func (c *Connector) rowsAnswered(n *node, kind uint8, s stmtStart, why string) {
 	c.observe(n, kind, outOK, s, time.Duration(monoNow()-s.at), why, nil)
 }
 
-// rowsEnd records in n's histogram a query that began at s and whose rows
-// closed now.
-func (c *Connector) rowsEnd(n *node, kind, out uint8, s stmtStart) {
-	if s.at != 0 {
-		n.latency[kind][out].Observe(time.Duration(monoNow() - s.at))
+// rowsEnd records in n's histogram a query that began at startAt (monoNow)
+// and whose rows closed now.
+func (c *Connector) rowsEnd(n *node, kind, out uint8, startAt int64) {
+	if startAt != 0 {
+		n.latency[kind][out].Observe(time.Duration(monoNow() - startAt))
 	}
 }
 

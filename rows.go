@@ -39,11 +39,12 @@ type rows struct {
 	wrote *session
 	epoch uint64
 
-	// The statement's measure (observe.go): when it began, its route's
-	// reason, and its kind; start.at is 0 for rows not measured.
-	start stmtStart
-	why   string
-	kind  uint8
+	// The statement's measure for its node's histogram (observe.go): when
+	// it began (monoNow; 0 for rows not measured) and its kind. The
+	// observers were told when the rows were handed over (rowsAnswered):
+	// nothing more is kept for them, so that every read's rows stay small.
+	startAt int64
+	kind    uint8
 }
 
 var _ interface {
@@ -141,11 +142,11 @@ func (r *rows) Close() error {
 // ended records the rows' statement in its node's histogram, once (the
 // observers were told when the rows were handed over: rowsAnswered).
 func (r *rows) ended(out uint8) {
-	if r.start.at == 0 {
+	if r.startAt == 0 {
 		return
 	}
-	r.n.c.rowsEnd(r.n, r.kind, out, r.start)
-	r.start.at = 0
+	r.n.c.rowsEnd(r.n, r.kind, out, r.startAt)
+	r.startAt = 0
 }
 
 func (r *rows) HasNextResultSet() bool {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"reflect"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -21,7 +22,8 @@ import (
 // MetricWaitTime); Float64Histogram, unit s, with the semantic
 // conventions' bucket boundaries as advice. Its attributes are
 // db.system.name, error.type (on failure: the error's Go type, as the
-// conventions allow), AttrStatementNode ("rwpool.node"), AttrStatementRole
+// conventions allow), server.address and server.port (where the node's DSN
+// says its server is), AttrStatementNode ("rwpool.node"), AttrStatementRole
 // ("rwpool.role"), AttrStatementKind and AttrStatementOutcome, and those
 // of WithAttributes. It is recorded from a statement observer
 // (rwpool.WithStatementObserver) that Register adds, not from the
@@ -57,7 +59,7 @@ type durations struct {
 	sets map[setKey]metric.MeasurementOption
 }
 
-type setKey struct{ system, node, role, kind, outcome string }
+type setKey struct{ system, node, role, kind, outcome, addr, port string }
 
 func newDurations(m metric.Meter, attrs []attribute.KeyValue) (*durations, error) {
 	h, err := m.Float64Histogram(MetricOperationDuration, metric.WithUnit("s"),
@@ -74,7 +76,7 @@ func (d *durations) observe(_ context.Context, s rwpool.StatementInfo) {
 	if d.off.Load() {
 		return
 	}
-	k := setKey{s.System, s.Node, s.Role, s.Kind, s.Outcome}
+	k := setKey{s.System, s.Node, s.Role, s.Kind, s.Outcome, s.ServerAddress, s.ServerPort}
 	var opt metric.MeasurementOption
 	if s.Err == nil {
 		d.mu.RLock()
@@ -93,8 +95,15 @@ func (d *durations) observe(_ context.Context, s rwpool.StatementInfo) {
 }
 
 func (d *durations) kvs(k setKey) []attribute.KeyValue {
-	return append(slices.Clone(d.attrs), attrSystem.String(k.system), AttrStatementNode.String(k.node),
+	kv := append(slices.Clone(d.attrs), attrSystem.String(k.system), AttrStatementNode.String(k.node),
 		AttrStatementRole.String(k.role), AttrStatementKind.String(k.kind), AttrStatementOutcome.String(k.outcome))
+	if k.addr != "" {
+		kv = append(kv, attrServerAddress.String(k.addr))
+	}
+	if p, err := strconv.Atoi(k.port); err == nil {
+		kv = append(kv, attrServerPort.Int(p))
+	}
+	return kv
 }
 
 // errorType is error.type for err: the type of the innermost error that

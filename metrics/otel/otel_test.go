@@ -333,6 +333,9 @@ func TestRegisterReportsSnapshot(t *testing.T) {
 			}
 		}
 		counted[node+" "+kind+" "+outcome] += v
+		if !strings.Contains(key, "server.address="+node+".") || !strings.Contains(key, "server.port=5432") {
+			t.Errorf("%s series %q: no server.address and server.port of %s", rwotel.MetricOperationDuration, key, node)
+		}
 	}
 	wantCounted := map[string]float64{}
 	for _, n := range s.Nodes {
