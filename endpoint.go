@@ -120,11 +120,13 @@ func (e *endpointSeen) balancing() bool {
 // endpointLearnDials identities read at least since its server was last
 // taken as new, all were of one server. A balancing endpoint is learnt
 // only when it is seen to lead to a second server; until this many dials
-// said otherwise, any endpoint may be one.
+// said otherwise, any endpoint may be one. Not while fresh dials are
+// reaching another server (a run, runLen): that may be a move or a
+// balancer, and the reads counted include the run's.
 func (e *endpointSeen) single() bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return len(e.servers) == 1 && e.reads >= endpointLearnDials
+	return len(e.servers) == 1 && e.runLen == 0 && e.reads >= endpointLearnDials
 }
 
 // endpointLearnDials is how many identities, each read on a freshly

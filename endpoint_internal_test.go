@@ -456,3 +456,29 @@ func TestUnlearntBalancingReplicaIsNotFollowed(t *testing.T) {
 		t.Error("a writable replica whose endpoint leads to one server was not followed")
 	}
 }
+
+// While fresh dials are reaching a server the endpoint did not lead to (a
+// run: a move or a balancer, not yet told apart), the endpoint is not
+// known to lead to one server, however many identities were read before:
+// a session's read must not take its last node as proof then. Found by
+// TestMonotonicSessionOnBalancingEndpoint (MariaDB, about 1 run in 100):
+// the learning burst had read 17 identities, 6 of them a run of the second
+// server, and single() said yes.
+func TestEndpointNotSingleDuringARun(t *testing.T) {
+	rig := newEndpointRig(t, "run-p", "run-r", map[string]string{"run-p": "10.0.0.1:5432", "run-r": "10.0.0.2:5432"}, "run-p")
+	r := rig.c.replicas[0]
+	for range endpointLearnDials {
+		r.sameServer("10.0.0.2:5432/t0")
+	}
+	if !r.endpoint.single() {
+		t.Fatal("16 identities of one server: not single")
+	}
+	r.sameServer("10.0.0.3:5432/t0") // another server, once
+	if r.endpoint.single() {
+		t.Fatal("single while fresh dials reach another server")
+	}
+	r.sameServer("10.0.0.2:5432/t0") // the first again: a balancer
+	if r.endpoint.single() || !r.endpoint.balancing() {
+		t.Fatalf("after both servers: single %v, balancing %v", r.endpoint.single(), r.endpoint.balancing())
+	}
+}
