@@ -68,6 +68,10 @@ func (vc *conn) onPin(ctx context.Context, o ctxOpts, d routing.Decision, write 
 				}
 			}
 			n := vc.c.primaryNode()
+			var waitEnd time.Time // failover_wait's ends here: the borrow is ConnWait
+			if !until.IsZero() {
+				waitEnd = time.Now()
+			}
 			pc, err := n.acquire(ctx)
 			if err != nil {
 				// Nothing was sent: with failover_wait, a write waits for
@@ -85,7 +89,7 @@ func (vc *conn) onPin(ctx context.Context, o ctxOpts, d routing.Decision, write 
 			l.stmt = stmtStart{waited: pc.Waited(), ctx: ctx}
 			if !until.IsZero() {
 				// failover_wait's deadline is set at its first wait.
-				l.stmt.failed = time.Since(until.Add(-vc.c.cfg.FailoverWait))
+				l.stmt.failed = waitEnd.Sub(until.Add(-vc.c.cfg.FailoverWait))
 			}
 		} else {
 			l.dirty = l.dirty || d.Session
@@ -242,7 +246,7 @@ func (vc *conn) read(ctx context.Context, o ctxOpts, d routing.Decision, query s
 		pc, err := n.acquire(rctx)
 		var start stmtStart // the attempt's, once it has its connection (observe.go)
 		if err == nil {
-			start = stmtStart{at: monoNow(), waited: pc.Waited(), ctx: ctx}
+			start = stmtStart{waited: pc.Waited(), ctx: ctx}
 		}
 		if err != nil {
 			switch rc.answer() {
@@ -290,6 +294,7 @@ func (vc *conn) read(ctx context.Context, o ctxOpts, d routing.Decision, query s
 		if err != nil {
 			rc.finish()
 		} else {
+			start.at = monoNow() // after the causal check: its wait is CausalWaitDuration
 			t := vc.c.readStarts(n)
 			rs, cerr := call(rctx, pc)
 			vc.c.readEnds(n, t, cerr)
@@ -383,8 +388,14 @@ func (vc *conn) exec(ctx context.Context, query string, d routing.Decision, args
 	if d.Target == routing.Previous {
 		if pc, n := vc.lease.takeParked(); pc != nil {
 			optsOf(ctx).record(n, reasonPrevious, 0)
+			start := stmtStart{at: monoNow(), ctx: ctx}
 			res, err := execWatched(vc.c, ctx, pc, query, args)
 			_, err = vc.settleRead(ctx, pc, n, err)
+			out := outOK
+			if err != nil {
+				out = outError
+			}
+			vc.c.statementEnds(n, kindRead, out, start, reasonPrevious, err)
 			return res, err
 		}
 	}
@@ -405,7 +416,7 @@ func (vc *conn) execPinned(ctx context.Context, query string, d routing.Decision
 	err := vc.onPin(ctx, o, d, write, pinCallOf(query), func(pc *pool.Conn) (err error) {
 		m.begin(vc, write)
 		res, err = run(pc)
-		m.err = err
+		m.done(err)
 		return err
 	})
 	m.end(vc.c, err)
@@ -433,12 +444,16 @@ func (vc *conn) query(ctx context.Context, query string, d routing.Decision, arg
 	if d.Target == routing.Previous {
 		if pc, n := vc.lease.takeParked(); pc != nil {
 			optsOf(ctx).record(n, reasonPrevious, 0)
+			start := stmtStart{at: monoNow(), ctx: ctx}
 			r, err := queryWatched(vc.c, ctx, pc, query, args)
 			if err != nil {
 				_, err = vc.settleRead(ctx, pc, n, err)
+				vc.c.statementEnds(n, kindRead, outError, start, reasonPrevious, err)
 				return nil, err
 			}
 			r.pc, r.n, r.vc = pc, n, vc
+			r.startAt, r.kind = start.at, kindRead
+			vc.c.rowsAnswered(n, kindRead, start, reasonPrevious)
 			return r, nil
 		}
 	}
@@ -461,7 +476,7 @@ func (vc *conn) queryPinned(ctx context.Context, query string, d routing.Decisio
 	err := vc.onPin(ctx, o, d, write, pinCallOf(query), func(pc *pool.Conn) (err error) {
 		m.begin(vc, write)
 		r, err = run(pc)
-		m.err = err
+		m.done(err)
 		return err
 	})
 	record := vc.pinnedStatement(ctx, o.session, query, d, err)
@@ -471,6 +486,7 @@ func (vc *conn) queryPinned(ctx context.Context, query string, d routing.Decisio
 	}
 	r.lease, r.pin, r.n = &vc.lease, vc.lease.pc, vc.lease.n
 	r.startAt, r.kind = m.start.at, m.kind // measured to the rows' close
+	m.failoverWaited()
 	vc.c.rowsAnswered(r.n, m.kind, m.start, m.why)
 	vc.lease.rows++
 	if record {

@@ -198,7 +198,12 @@ func (w *watcher) runHedge(ctx context.Context, cancel context.CancelFunc, rc, r
 	rs, err := queryWatched(w.vc.c, ctx, pc, r.query, args)
 	if err != nil {
 		n.settle(ctx, pc, err)
-		w.vc.c.statementEnds(n, kindRead, outError, start, reasonHedged, err)
+		if ctx.Err() != nil && r.state.Load() != readRunning {
+			// Cut short by the read it hedged, which answered first.
+			w.vc.c.statementEnds(n, kindRead, outHedged, start, reasonHedged, nil)
+		} else {
+			w.vc.c.statementEnds(n, kindRead, outError, start, reasonHedged, err)
+		}
 		cancel()
 		return
 	}

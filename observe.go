@@ -113,7 +113,14 @@ func (c *Connector) statementEnds(n *node, kind, out uint8, s stmtStart, why str
 	if s.at == 0 {
 		return
 	}
-	d := time.Duration(monoNow() - s.at)
+	c.statementTook(n, kind, out, s, time.Duration(monoNow()-s.at), why, err)
+}
+
+// statementTook records a statement that began at s on n and took d.
+func (c *Connector) statementTook(n *node, kind, out uint8, s stmtStart, d time.Duration, why string, err error) {
+	if s.at == 0 {
+		return
+	}
 	n.latency[kind][out].Observe(d)
 	c.observe(n, kind, out, s, d, why, err)
 }
@@ -210,14 +217,20 @@ type pinMeasure struct {
 	start stmtStart
 	why   string
 	kind  uint8
-	err   error // the last attempt's
+	err   error         // the last attempt's
+	took  time.Duration // the last attempt's time on the node, to its call's return
+}
+
+// done ends the measure of the attempt begun last: its call returned err.
+func (m *pinMeasure) done(err error) {
+	m.err, m.took = err, time.Duration(monoNow()-m.start.at)
 }
 
 // begin starts the measure of an attempt on vc's pin, as onPin set it up.
 func (m *pinMeasure) begin(vc *conn, write bool) {
 	l := &vc.lease
 	if m.n != nil {
-		vc.c.statementEnds(m.n, m.kind, outReplayed, m.start, m.why, m.err)
+		vc.c.statementTook(m.n, m.kind, outReplayed, m.start, m.took, m.why, m.err)
 	}
 	m.n, m.start, m.why = l.n, l.stmt, l.stmtWhy
 	switch {
@@ -235,16 +248,22 @@ func (m *pinMeasure) end(c *Connector, err error) {
 	if m.n == nil {
 		return
 	}
-	if f := m.start.failed; f > 0 { // once per statement, however many attempts
-		m.n.failoverWaits.Add(1)
-		m.n.failoverWaitNanos.Add(int64(f))
-	}
+	m.failoverWaited()
 	out := outOK
 	if err != nil {
 		out = outError
 	}
-	c.statementEnds(m.n, m.kind, out, m.start, m.why, err)
+	c.statementTook(m.n, m.kind, out, m.start, m.took, m.why, err)
 	m.n = nil
+}
+
+// failoverWaited counts the statement's failover_wait, once however many
+// attempts it took.
+func (m *pinMeasure) failoverWaited() {
+	if f := m.start.failed; f > 0 {
+		m.n.failoverWaits.Add(1)
+		m.n.failoverWaitNanos.Add(int64(f))
+	}
 }
 
 // system is StatementInfo.System for c's servers.

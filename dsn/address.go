@@ -21,6 +21,12 @@ func (n Node) Address() (host, port string) {
 		if err != nil {
 			return "", ""
 		}
+		if u.User == nil && strings.Contains(s, "@") {
+			// An '@' url.Parse did not take for the end of a user
+			// name: a user or password with an unescaped '/', '?' or
+			// '#' moved the authority, whose "host" is then the user.
+			return "", ""
+		}
 		return splitHostPort(u.Host)
 	case mysqlAddress(s) != "":
 		return splitHostPort(mysqlAddress(s))

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -112,7 +113,7 @@ func (d *durations) kvs(k setKey) []attribute.KeyValue {
 func errorType(err error) string {
 	for e := err; e != nil; e = errors.Unwrap(e) {
 		if t := reflect.TypeOf(e); t != nil && t.PkgPath() == "" && t.Kind() == reflect.Pointer {
-			if p := t.Elem().PkgPath(); p != "" && p != "github.com/rwpool/rwpool" && p != "errors" && p != "fmt" {
+			if p := t.Elem().PkgPath(); p != "" && p != "github.com/rwpool/rwpool" && !strings.HasPrefix(p, "github.com/rwpool/rwpool/") && p != "errors" && p != "fmt" {
 				return t.String()
 			}
 		}
