@@ -20,24 +20,10 @@ import (
 // with failover_wait is counted in NodeStats.FailoverWaits like an Exec.
 func TestLatencyFailoverWaitPinnedQuery(t *testing.T) {
 	cc := newCtlCluster(t, 1, "check_interval=1h;failover_wait=3s")
-	o := &observed{}
-	if err := rwpool.Configure(cc.db, rwpool.WithStatementObserver(o.add)); err != nil {
-		t.Fatal(err)
-	}
+	o := observeStatements(t, cc.db)
 	cc.primary.SetDown(true)
 	const down = 150 * time.Millisecond
-	done := make(chan struct{})
-	defer func() { <-done }()
-	go func() {
-		defer close(done)
-		for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
-			if s, err := rwpool.Stats(cc.db); err == nil && s.Nodes[0].State == rwpool.Unavailable {
-				break
-			}
-		}
-		time.Sleep(down)
-		cc.primary.SetDown(false)
-	}()
+	defer afterPrimaryFoundDown(cc.db, down, func() { cc.primary.SetDown(false) })()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	rows, err := cc.db.QueryContext(ctx, "INSERT INTO t VALUES (1) RETURNING id")
@@ -88,25 +74,13 @@ func TestLatencyFailoverWaitExcludesConnWait(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	o := &observed{}
-	if err := rwpool.Configure(db, rwpool.WithStatementObserver(o.add)); err != nil {
-		t.Fatal(err)
-	}
+	o := observeStatements(t, db)
 	p.SetDown(true)
 	const down, dial = 100 * time.Millisecond, 150 * time.Millisecond
-	done := make(chan struct{})
-	defer func() { <-done }()
-	go func() {
-		defer close(done)
-		for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
-			if s, err := rwpool.Stats(db); err == nil && s.Nodes[0].State == rwpool.Unavailable {
-				break
-			}
-		}
-		time.Sleep(down)
+	defer afterPrimaryFoundDown(db, down, func() {
 		latencySlow.delay.Store(int64(dial)) // the new primary is slow to accept
 		p.SetDown(false)
-	}()
+	})()
 	start := time.Now()
 	if _, err := db.ExecContext(context.Background(), "UPDATE t SET x = 1"); err != nil {
 		t.Fatal(err)
@@ -167,10 +141,7 @@ func TestLatencyPreviousTargetObserved(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	o := &observed{}
-	if err := rwpool.Configure(db, rwpool.WithStatementObserver(o.add)); err != nil {
-		t.Fatal(err)
-	}
+	o := observeStatements(t, db)
 	ctx := context.Background()
 	c, err := db.Conn(ctx)
 	if err != nil {
@@ -210,10 +181,7 @@ func TestLatencyPreviousTargetObserved(t *testing.T) {
 // read's time on the node (the fake answers the read itself at once).
 func TestLatencyCausalWaitNotInDuration(t *testing.T) {
 	db, cl := openSim(t, "causal_wait=1s")
-	o := &observed{}
-	if err := rwpool.Configure(db, rwpool.WithStatementObserver(o.add)); err != nil {
-		t.Fatal(err)
-	}
+	o := observeStatements(t, db)
 	ctx := rwpool.WithSession(context.Background())
 	if _, err := db.ExecContext(ctx, "UPDATE t SET x = 1"); err != nil {
 		t.Fatal(err)
@@ -299,10 +267,7 @@ func TestLatencyPinnedReplayedDuration(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	o := &observed{}
-	if err := rwpool.Configure(db, rwpool.WithStatementObserver(o.add)); err != nil {
-		t.Fatal(err)
-	}
+	o := observeStatements(t, db)
 	ctx := context.Background()
 	if _, err := db.ExecContext(ctx, "UPDATE t SET x = 0"); err != nil { // a connection in the pool
 		t.Fatal(err)
@@ -352,10 +317,7 @@ func TestLatencyRefusedWriteDuration(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	o := &observed{}
-	if err := rwpool.Configure(db, rwpool.WithStatementObserver(o.add)); err != nil {
-		t.Fatal(err)
-	}
+	o := observeStatements(t, db)
 	latencyROFail2.Store(true)
 	_, err = db.ExecContext(context.Background(), "UPDATE t SET x = 1")
 	t.Logf("caller's error: %v", err)

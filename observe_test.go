@@ -53,11 +53,37 @@ func openLatency(t *testing.T, extra string, delays ...time.Duration) (*sql.DB, 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
+	return db, observeStatements(t, db)
+}
+
+// observeStatements adds to db a statement observer that collects what
+// it is told.
+func observeStatements(t *testing.T, db *sql.DB) *observed {
+	t.Helper()
 	o := &observed{}
 	if err := rwpool.Configure(db, rwpool.WithStatementObserver(o.add)); err != nil {
 		t.Fatal(err)
 	}
-	return db, o
+	return o
+}
+
+// afterPrimaryFoundDown runs back, in a goroutine, once db's primary (node
+// 0, taken down by the caller) is found unavailable and down more has
+// passed: the outage a write with failover_wait waits out. The returned
+// function waits for it.
+func afterPrimaryFoundDown(db *sql.DB, down time.Duration, back func()) (wait func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+			if s, err := rwpool.Stats(db); err == nil && s.Nodes[0].State == rwpool.Unavailable {
+				break
+			}
+		}
+		time.Sleep(down) // the outage, measured by the tests
+		back()
+	}()
+	return func() { <-done }
 }
 
 type observed struct {
@@ -276,24 +302,10 @@ func TestLatencyTransactionAndConnWait(t *testing.T) {
 // observer.
 func TestLatencyFailoverWait(t *testing.T) {
 	cc := newCtlCluster(t, 1, "check_interval=1h;failover_wait=3s")
-	o := &observed{}
-	if err := rwpool.Configure(cc.db, rwpool.WithStatementObserver(o.add)); err != nil {
-		t.Fatal(err)
-	}
+	o := observeStatements(t, cc.db)
 	cc.primary.SetDown(true)
 	const down = 150 * time.Millisecond
-	done := make(chan struct{})
-	defer func() { <-done }()
-	go func() {
-		defer close(done)
-		for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
-			if s, err := rwpool.Stats(cc.db); err == nil && s.Nodes[0].State == rwpool.Unavailable {
-				break // the primary found down
-			}
-		}
-		time.Sleep(down) // the outage the write waits out, measured below
-		cc.primary.SetDown(false)
-	}()
+	defer afterPrimaryFoundDown(cc.db, down, func() { cc.primary.SetDown(false) })()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if _, err := cc.db.ExecContext(ctx, "UPDATE t SET x = 1"); err != nil {
