@@ -1143,12 +1143,25 @@ cmd_hang_node() {
     pids=$(node_pids "$port")
     [ -n "$pids" ] || die "node $port is not running"
     main="${pids%% *}"
-    # Stop the main process first so a postmaster can't fork new children
-    # between listing and stopping them, then stop the (re-listed) children.
-    signal_pids STOP "$main"
-    pids=$(node_pids "$port")
+    # One kill stops the main process and every child listed: the hang is
+    # all at once, as a frozen machine's would be. Stopping the postmaster
+    # first and listing its children again after it (the way this used to
+    # work) left the node half hung for as long as the listing took, which
+    # on a loaded 2-core machine was over a second: new connections hung
+    # while old ones still answered, a state no real fault produces. A
+    # child forked between the listing and the kill is caught by the second
+    # listing: the postmaster, stopped, forks no more.
     # shellcheck disable=SC2086
     signal_pids STOP $pids
+    if [ "$(node_kind "$port")" = pg ]; then
+        local late p
+        late=$(pg_children "$main")
+        # shellcheck disable=SC2086
+        signal_pids STOP $late
+        for p in $late; do
+            case " $pids " in *" $p "*) ;; *) pids="$pids $p" ;; esac
+        done
+    fi
     log "node $port hung (SIGSTOP: $pids)"
 }
 
