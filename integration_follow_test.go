@@ -56,6 +56,7 @@ func followPromotion(t *testing.T, cl *cluster, wait time.Duration) {
 		t.Fatalf("promote-node: %v\n%s", err, out)
 	}
 	tPromoted := time.Now()
+	noReadsUntilRepointed(t, r.db, 2, "replica2, still a standby of the killed primary")
 	out, err := clusterScript("repoint-node", portOf(other), portOf(newPrimary))
 	if err != nil {
 		t.Fatalf("repoint-node: %v\n%s", err, out)
@@ -250,6 +251,35 @@ func (f followFigures) check(t *testing.T, cl *cluster, w *ackedWrites, newPrima
 // Stats is an available replica that follows the primary (its applied
 // position reaches the primary's written position of the call) and serves
 // reads: its Served count grows.
+// noReadsUntilRepointed checks that node idx, a replica the failover left
+// following nothing, serves no read once rwpool has followed the
+// promotion: it is Rejoining, and over the next second (the readers run)
+// its Served count stays where it was.
+func noReadsUntilRepointed(t *testing.T, db *sql.DB, idx int, what string) {
+	t.Helper()
+	var base rwpool.NodeStats
+	if _, ok := poll(10*time.Second, func() bool {
+		s, err := rwpool.Stats(db)
+		if err != nil {
+			return false
+		}
+		base = s.Nodes[idx]
+		return s.Nodes[1].Role == "primary" && base.Rejoining
+	}); !ok {
+		t.Fatalf("%s: not Rejoining 10 s after the promotion (replica1 primary? %+v)", what, base)
+	}
+	soak(time.Second)
+	s, err := rwpool.Stats(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := s.Nodes[idx]
+	t.Logf("%s: Rejoining %v; served %d reads over 1 s after the promotion was followed (before: %d)", what, n.Rejoining, n.Served-base.Served, base.Served)
+	if n.Served != base.Served {
+		t.Errorf("%s served %d reads after the promotion was followed, before it was re-pointed", what, n.Served-base.Served)
+	}
+}
+
 func servesReadsAgain(t *testing.T, db *sql.DB, idx int, what string) {
 	t.Helper()
 	s, err := rwpool.Stats(db)

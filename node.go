@@ -13,7 +13,6 @@ import (
 	"github.com/rwpool/rwpool/internal/balance"
 	"github.com/rwpool/rwpool/internal/breaker"
 	"github.com/rwpool/rwpool/internal/latency"
-	"github.com/rwpool/rwpool/internal/replication"
 	"github.com/rwpool/rwpool/pool"
 )
 
@@ -38,10 +37,10 @@ type node struct {
 	fencer       fencer                  // fresh checks after read-only answers (fence.go)
 
 	// follow_promotion (promote.go)
-	unfollowed atomic.Bool                          // a demoted primary not yet following the new one: no reads
-	followFrom atomic.Pointer[replication.Position] // the new primary's position when it was promoted
-	roleSince  atomic.Int64                         // UnixNano of the last role change; 0: the DSN's role
-	repl       replState                            // role, position and lag as last read
+	unfollowed atomic.Bool               // a demoted primary not yet seen read-only since: it claims no promotion (checkFollowing)
+	rejoin     atomic.Pointer[followBar] // set at a followed promotion until the node is seen following: no reads
+	roleSince  atomic.Int64              // UnixNano of the last role change; 0: the DSN's role
+	repl       replState                 // role, position and lag as last read
 
 	latency            [numKinds][numOutcomes]latency.Histogram // statement times by kind and outcome (observe.go)
 	addrHost, addrPort string                                   // where the DSN says the server is (StatementInfo)

@@ -27,7 +27,12 @@ import (
 //     the primary: writes go to it (those waiting, with failover_wait, go
 //     at once), RoleChanged events say so, and the old primary becomes a
 //     replica that serves no read, and is not made the primary again,
-//     until it is seen following the new primary (checkFollowing).
+//     until it is seen following the new primary (checkFollowing). Every
+//     other replica, too, serves no read until it is seen following the
+//     new primary: one that still follows the old one, or nothing (its
+//     failover tooling has not re-pointed it yet), replays nothing more,
+//     and one left ahead of the new primary by the crash holds writes the
+//     new history does not have.
 //   - when two or more do, no node gets writes: they fail with an error
 //     wrapping ErrUnavailable and ErrSplitBrain, and RoleChanged events
 //     name the nodes that claim to be primary, until only one does.
@@ -46,7 +51,7 @@ type readNode struct{ n *node }
 
 func (r readNode) Available() bool {
 	n := r.n
-	return n.health.Available() && n != n.c.primaryNode() && !n.unfollowed.Load()
+	return n.health.Available() && n != n.c.primaryNode() && n.rejoin.Load() == nil
 }
 
 // role returns the role routing gives n now.
@@ -77,11 +82,11 @@ func (c *Connector) followRoles() {
 	var claim []*node
 	for _, n := range c.nodes {
 		// A primary demoted by a followed promotion claims nothing until
-		// it has been seen following (checkFollowing): one that comes
-		// back writable without having followed (MariaDB does not
-		// persist read_only) holds writes the others do not have, or
-		// lacks theirs, and must not take the writes back when the
-		// current primary misses a probe.
+		// it has been seen read-only (checkFollowing): one that comes
+		// back writable without that (MariaDB does not persist
+		// read_only) holds writes the others do not have, or lacks
+		// theirs, and must not take the writes back when the current
+		// primary misses a probe.
 		// A node whose endpoint balances over several servers is no
 		// primary, whichever of them answered writable: its next
 		// connection may reach another.
@@ -136,13 +141,17 @@ func (n *node) leadsToOneServer() bool {
 	return true
 }
 
-// promote makes n the primary instead of old. old, and any node demoted
-// earlier that has not followed yet, must now be seen following n.
+// promote makes n the primary instead of old. Every other node must now
+// be seen following n to serve reads; old, and any node demoted earlier
+// that has not followed yet, to claim to be the primary again.
 func (c *Connector) promote(old, n *node) {
-	at := n.repl.position()
 	for _, x := range c.nodes {
-		if x == old || x != n && x.unfollowed.Load() {
-			x.followFrom.Store(&at)
+		if x == n {
+			x.rejoin.Store(nil)
+			continue
+		}
+		x.rejoin.Store(&followBar{})
+		if x == old {
 			x.unfollowed.Store(true)
 		}
 	}
@@ -207,29 +216,67 @@ func (c *Connector) splitRefusal() error {
 	return nil
 }
 
-// checkFollowing lets a demoted primary serve reads again, and claim to
-// be primary again (followRoles), once it is seen following the current
-// primary. The health checker's status query reads only the role and the
-// position, not which server a node replicates from, so "seen following"
-// is: it reports itself read-only (in recovery, read_only) and its applied
-// position covers the current primary's at the promotion. Read-only, it
-// takes no write; the position keeps one that stopped short of the
-// promotion out. A position alone cannot prove the node's history is the
-// new primary's (a diverged old primary's may be as far); what it must
-// not do, come back writable and be handed the writes, needs it to have
-// reported read-only first.
+// followBar is what a node has yet to show, after a followed promotion,
+// to be seen following the new primary (checkFollowing).
+type followBar struct {
+	// basis is the node's own position at its first status read after
+	// the promotion: what it had received (a PostgreSQL standby's streamed
+	// WAL), or else applied. Nothing up to there proves anything: a
+	// replica of the old primary, and a crashed old primary, may hold
+	// that much, and more than the new primary has, on the old history.
+	basis replication.Position
+	based bool
+}
+
+// checkFollowing lets a node serve reads again after a followed
+// promotion once it is seen following the current primary, and a demoted
+// primary claim to be primary again (followRoles) once it is seen
+// read-only. The
+// health checker's status query reads only the role and positions, not
+// which server a node replicates from, so "seen following" is: it reports
+// itself read-only and has applied a position of the new primary that
+// lies beyond everything it had received at its first status after the
+// promotion (the basis), with the same sources (a MariaDB GTID written by
+// the same server). A node on the abandoned history cannot get there: it
+// can apply no more than it had received, and its GTIDs name the old
+// primary. Positions alone cannot prove more (a PostgreSQL timeline is
+// not readable without pg_read_all_stats), so a node that was fed more of
+// the old history after its basis (a crashed primary back on its own,
+// still streamed from) could pass on PostgreSQL; a node that passes takes
+// no write before the primary it follows fails (it is read-only).
+//
+// The price: after a promotion, replicas serve reads again only once the
+// new primary has written something after their first status read, and
+// they replayed it, about two check intervals under a steady write load;
+// on an idle cluster, reads go to the primary (or per fallback) until its
+// next write.
 func (n *node) checkFollowing(st replication.Status) {
-	if !n.unfollowed.Load() || !st.ReadOnly {
+	bar := n.rejoin.Load()
+	if bar == nil || !st.ReadOnly || n.isPrimary() {
 		return
 	}
-	from := n.followFrom.Load()
-	if from == nil || from.IsZero() {
-		// The new primary's position at the promotion was not known:
-		// its position now is a later one, so a stricter bar.
-		now := n.c.primaryNode().repl.position()
-		from = &now
+	// A demoted primary seen read-only has been demoted in fact (or
+	// restarted as a standby): should it report itself writable later,
+	// someone promoted it (the failover tooling, say when the primary it
+	// handed over to failed), and it may claim to be the primary again. It
+	// is not made to wait until it is seen following: a switchover back
+	// to it before rwpool had seen that, or a crash of the new primary
+	// meanwhile, would leave no primary rwpool writes to. One that comes
+	// back writable without having been read-only (a MariaDB primary
+	// restarted: read_only does not persist) is its old self, with writes
+	// the new primary lacks: it claims nothing.
+	n.unfollowed.Store(false)
+	if !bar.based {
+		basis := st.Pos
+		if st.Received.Covers(basis) {
+			basis = st.Received
+		}
+		n.rejoin.CompareAndSwap(bar, &followBar{basis: basis, based: true})
+		return
 	}
-	if !from.IsZero() && st.Pos.Covers(*from) {
-		n.unfollowed.Store(false)
+	q := n.c.primaryNode().repl.position()
+	if q.IsZero() || bar.basis.Covers(q) || !st.Pos.Covers(q) || !st.Pos.SameSources(q) {
+		return
 	}
+	n.rejoin.CompareAndSwap(bar, nil)
 }

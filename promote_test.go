@@ -125,6 +125,54 @@ func TestFollowPromotion(t *testing.T) {
 	}
 }
 
+// After a followed promotion, a replica serves reads only once it is seen
+// following the new primary: it has applied a position the new primary
+// reached after the replica's first status read since the promotion. One
+// that still follows nothing replays nothing more (the stale reads #23
+// measured after every Patroni failover), and one the crash left ahead of
+// the new primary, on the old history, reads as far in LSNs without
+// having anything the new primary writes (#21's abandoned reads).
+func TestFollowPromotionReplicasRejoinOnceFollowing(t *testing.T) {
+	fc := openFollow(t)
+	fc.p.SetDown(true)
+	// replica2 replayed further than replica1 got: the crash left it on
+	// the old history, ahead of the new primary's position.
+	fc.r2.SetStatus(fakedriver.Status{ReadOnly: true, LSN: "0/2500"})
+	fc.r1.SetStatus(fakedriver.Status{LSN: "0/2000", ReplayAge: -1}) // promoted
+	waitFor(t, "writes to reach the promoted replica1", func() bool {
+		node, err := fc.write()
+		return err == nil && node == "replica1"
+	})
+	noReadOn := func(what, node string) {
+		t.Helper()
+		seen := fc.r2.Count("pg_is_in_recovery()")
+		waitFor(t, "two status reads of replica2", func() bool { return fc.r2.Count("pg_is_in_recovery()") >= seen+2 })
+		for range 50 {
+			if r := simRead(t, fc.db, context.Background()); r.Node == node {
+				t.Fatalf("%s: a read went to %s: %+v", what, node, r)
+			}
+		}
+	}
+	noReadOn("the new primary has written nothing since", "replica2")
+	// The new primary writes on, still short of replica2's position:
+	// replica2 covers it in LSNs, without any of it.
+	fc.r1.SetStatus(fakedriver.Status{LSN: "0/2400", ReplayAge: -1})
+	noReadOn("the new primary at 0/2400, replica2 at 0/2500 on the old history", "replica2")
+	fc.r1.SetStatus(fakedriver.Status{LSN: "0/2600", ReplayAge: -1})
+	noReadOn("the new primary at 0/2600, replica2 still at 0/2500", "replica2")
+	if s, _ := rwpool.Stats(fc.db); !s.Nodes[2].Rejoining || s.Nodes[1].Rejoining {
+		t.Errorf("Rejoining: replica2 %v (want true), replica1, the primary, %v (want false)", s.Nodes[2].Rejoining, s.Nodes[1].Rejoining)
+	}
+	// Rewound and streaming from the new primary, it applies its writes.
+	fc.r2.SetStatus(fakedriver.Status{ReadOnly: true, LSN: "0/2600"})
+	waitFor(t, "a read on replica2, following the new primary", func() bool {
+		return simRead(t, fc.db, context.Background()).Node == "replica2"
+	})
+	if s, _ := rwpool.Stats(fc.db); s.Nodes[2].Rejoining {
+		t.Error("replica2 serves reads and is still Rejoining in Stats")
+	}
+}
+
 // Two nodes that report themselves writable while the primary is down get
 // no write at all.
 func TestFollowPromotionSplitBrain(t *testing.T) {

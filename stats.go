@@ -77,6 +77,11 @@ type NodeStats struct {
 	Position    string        // LSN or GTID the node has applied (replica) or written (primary)
 	Reports     string        // the role the server reports: "read-only", "writable", or "" before the first status
 	StatusError string        // why the last status query failed, if it did
+	// Rejoining: with follow_promotion, the node is not yet seen
+	// following the primary of the last promotion rwpool followed (it has
+	// not applied anything that primary wrote after the promotion), so it
+	// serves no read, whatever its State.
+	Rejoining bool
 
 	// BalanceLatency is what balance=adaptive takes the node's read
 	// latency to be: time to first response (from the driver call to its
@@ -132,6 +137,9 @@ func (s Snapshot) String() string {
 		reports := n.Reports
 		if n.RoleMismatch() {
 			reports += " (unexpected)"
+		}
+		if n.Rejoining {
+			reports += " (not yet following)"
 		}
 		fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%d/%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\n",
 			n.Name, n.Role, n.Weight, n.State, n.Open, n.MaxOpen, n.Idle, n.InUse, n.Waiting,
@@ -208,6 +216,7 @@ func (c *Connector) Stats() Snapshot {
 			Position:             n.repl.position().String(),
 			Reports:              reports,
 			StatusError:          statusErr,
+			Rejoining:            n.rejoin.Load() != nil,
 		}
 		s.Nodes[i].BalanceLatency = n.meter.Estimate()
 	}

@@ -73,6 +73,17 @@ func TestParseStatus(t *testing.T) {
 	if err != nil || st.ReadOnly || st.ReplayAge != -1 {
 		t.Errorf("primary status = %+v, %v", st, err)
 	}
+	st, err = ParseStatus(Postgres, []driver.Value{true, "0/D1D400", 0.5, []byte("0/D1E000")})
+	if err != nil || st.Received.String() != "0/D1E000" || st.Pos.String() != "0/D1D400" {
+		t.Errorf("standby status with its received position = %+v, %v", st, err)
+	}
+	st, err = ParseStatus(Postgres, []driver.Value{false, "0/D16540", float64(-1), nil})
+	if err != nil || !st.Received.IsZero() {
+		t.Errorf("primary status (received NULL) = %+v, %v", st, err)
+	}
+	if _, err := ParseStatus(Postgres, []driver.Value{true, "0/1", 0.5, "nonsense"}); err == nil {
+		t.Error("a received position that is no LSN accepted")
+	}
 	st, err = ParseStatus(MariaDB, []driver.Value{int64(1), []byte("0-55406-13")})
 	if err != nil || !st.ReadOnly || st.Pos.String() != "0-55406-13" {
 		t.Errorf("MariaDB status = %+v, %v", st, err)

@@ -97,6 +97,30 @@ func (p Position) Covers(q Position) bool {
 	return false
 }
 
+// SameSources reports whether p's newest transactions came from the
+// servers that wrote q's: in every MariaDB replication domain of q, p's
+// last GTID names q's server. A MariaDB sequence number alone does not
+// tell histories apart: a replica of a primary that was replaced may hold
+// as high a number in a domain, written by the old primary, without
+// having any transaction of the new one. PostgreSQL LSNs and MySQL GTID
+// sets carry nothing more to compare (a GTID set names its sources in
+// Covers already): true for them.
+func (p Position) SameSources(q Position) bool {
+	if p.flavor != q.flavor {
+		return false
+	}
+	if q.flavor != MariaDB {
+		return true
+	}
+	for _, d := range q.seqs {
+		i := p.domainIndex(d.domain)
+		if i < 0 || p.seqs[i].server != d.server {
+			return false
+		}
+	}
+	return true
+}
+
 // Merge returns a position covering both p and q: where a session has
 // written, after two writes. Positions of different flavors do not merge:
 // the newer one, q, wins.

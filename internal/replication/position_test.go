@@ -104,6 +104,30 @@ func TestCovers(t *testing.T) {
 	}
 }
 
+func TestSameSources(t *testing.T) {
+	for _, tt := range []struct {
+		f    Flavor
+		p, q string
+		same bool
+	}{
+		{MariaDB, "0-2-12", "0-2-10", true},
+		{MariaDB, "0-1-12", "0-2-10", false}, // as far, in another server's history
+		{MariaDB, "0-2-12,1-1-4", "0-2-10,1-1-4", true},
+		{MariaDB, "0-2-12,1-3-4", "0-2-10,1-1-4", false},
+		{MariaDB, "1-1-4", "0-2-10", false}, // not the domain at all
+		{Postgres, "0/100", "0/FF", true},   // LSNs name no source
+		{MySQL, "3e11fa47-71ca-11e1-9e33-c80aa9429562:1-5", "3e11fa47-71ca-11e1-9e33-c80aa9429562:1-3", true},
+	} {
+		p, q := mustParse(t, tt.f, tt.p), mustParse(t, tt.f, tt.q)
+		if got := p.SameSources(q); got != tt.same {
+			t.Errorf("%s %q.SameSources(%q) = %v, want %v", tt.f, tt.p, tt.q, got, tt.same)
+		}
+	}
+	if mustParse(t, Postgres, "0/1").SameSources(mustParse(t, MariaDB, "0-1-1")) {
+		t.Error("positions of different flavors have the same sources")
+	}
+}
+
 func TestMerge(t *testing.T) {
 	u := "3e11fa47-71ca-11e1-9e33-c80aa9429562"
 	for _, tt := range []struct {

@@ -33,6 +33,11 @@ type Status struct {
 	// ReplayAge is, for a PostgreSQL standby, how old the last commit it
 	// replayed is by its own clock; -1 when unknown or not a standby.
 	ReplayAge time.Duration
+	// Received is, for a PostgreSQL standby, the last position it received
+	// by streaming: what it may still apply whatever happens to the server
+	// it streamed from. Zero elsewhere, and on a standby that never
+	// streamed.
+	Received Position
 }
 
 // StatusQuery returns the query that reads a node's Status: its role, its
@@ -45,7 +50,8 @@ func StatusQuery(f Flavor, primary bool) string {
 		// the way to make a PostgreSQL primary refuse writes.
 		return "SELECT pg_is_in_recovery() OR current_setting('transaction_read_only') = 'on', " +
 			"(CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_lsn() END)::text, " +
-			"CASE WHEN pg_is_in_recovery() THEN COALESCE(EXTRACT(EPOCH FROM now() - pg_last_xact_replay_timestamp())::float8, -1) ELSE -1 END"
+			"CASE WHEN pg_is_in_recovery() THEN COALESCE(EXTRACT(EPOCH FROM now() - pg_last_xact_replay_timestamp())::float8, -1) ELSE -1 END, " +
+			"(CASE WHEN pg_is_in_recovery() THEN pg_last_wal_receive_lsn() END)::text"
 	case MariaDB:
 		if primary {
 			return "SELECT @@read_only, @@gtid_binlog_pos"
@@ -105,7 +111,12 @@ func ParseStatus(f Flavor, row []driver.Value) (Status, error) {
 	st := Status{ReplayAge: -1}
 	want := 2
 	if f == Postgres {
-		want = 3
+		want = 4
+		if len(row) == 3 {
+			// Servers that answer like PostgreSQL without the received
+			// position (the query before it was asked): nothing received.
+			want = 3
+		}
 	}
 	if len(row) != want {
 		return st, fmt.Errorf("replication: status: %d columns, want %d", len(row), want)
@@ -120,6 +131,11 @@ func ParseStatus(f Flavor, row []driver.Value) (Status, error) {
 	if f == Postgres {
 		if age, err := strconv.ParseFloat(asString(row[2]), 64); err == nil && age >= 0 {
 			st.ReplayAge = time.Duration(age * float64(time.Second))
+		}
+		if want == 4 && row[3] != nil {
+			if st.Received, err = Parse(f, asString(row[3])); err != nil {
+				return st, fmt.Errorf("replication: status: received: %w", err)
+			}
 		}
 	}
 	return st, nil

@@ -665,6 +665,19 @@ func (s *Server) catchUp(now time.Time) {
 	}
 }
 
+// received is a replica's pg_last_wal_receive_lsn(): a replica receives
+// at once all its upstream has written (its delay is one of replay), dead
+// or hung as that upstream may be now, as long as its own log is of the
+// same history; a diverged one receives nothing more.
+func (s *Server) received() uint64 {
+	up := s.upstream
+	n := len(s.wal)
+	if up == nil || n > len(up.wal) || n > 0 && up.wal[n-1] != s.wal[n-1] {
+		return s.lsn()
+	}
+	return up.lsn()
+}
+
 func (s *Server) lsn() uint64 {
 	if len(s.wal) == 0 {
 		return 0x3000000

@@ -482,7 +482,11 @@ func (cn *conn) statusLocked(st statement) ([]string, [][]driver.Value) {
 	switch st.what {
 	case "pg_status":
 		age := -1.0
-		return []string{"ro", "pos", "age"}, [][]driver.Value{{s.readOnly || s.upstream != nil, lsnText(s.lsn()), age}}
+		var received driver.Value // NULL: not a standby
+		if s.upstream != nil {
+			received = lsnText(s.received())
+		}
+		return []string{"ro", "pos", "age", "received"}, [][]driver.Value{{s.readOnly || s.upstream != nil, lsnText(s.lsn()), age, received}}
 	case "pg_current":
 		if s.upstream != nil {
 			return one(nil) // ERROR in recovery, in truth; nil parses as no position

@@ -157,6 +157,7 @@ type node struct {
 	Position            string    `json:"position"`
 	Reports             string    `json:"reports"`
 	RoleMismatch        bool      `json:"role_mismatch"`
+	Rejoining           bool      `json:"rejoining"`
 	StatusError         string    `json:"status_error,omitempty"`
 	FailoverWaits       int64     `json:"failover_waits"`
 	FailoverWaitSeconds float64   `json:"failover_wait_seconds"`
@@ -229,6 +230,7 @@ func fromSnapshot(s rwpool.Snapshot) snapshot {
 			Position:            n.Position,
 			Reports:             n.Reports,
 			RoleMismatch:        n.RoleMismatch(),
+			Rejoining:           n.Rejoining,
 			StatusError:         n.StatusError,
 			FailoverWaits:       n.FailoverWaits,
 			FailoverWaitSeconds: n.FailoverWaitDuration.Seconds(),

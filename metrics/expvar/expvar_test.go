@@ -75,6 +75,7 @@ type varJSON struct {
 		Position            string     `json:"position"`
 		Reports             string     `json:"reports"`
 		RoleMismatch        bool       `json:"role_mismatch"`
+		Rejoining           bool       `json:"rejoining"`
 		StatusError         string     `json:"status_error"`
 		FailoverWaits       int64      `json:"failover_waits"`
 		FailoverWaitSeconds float64    `json:"failover_wait_seconds"`

@@ -52,6 +52,7 @@ var metricNames = []string{
 	"rwpool_node_balance_latency_seconds",
 	lagMetric,
 	"rwpool_node_role_mismatch",
+	"rwpool_node_rejoining",
 	"rwpool_node_role_since_seconds",
 	"rwpool_node_lagging",
 	"rwpool_connections_dialed_total",
@@ -302,6 +303,11 @@ rwpool_node_available{node="replica2",role="replica"} 0
 rwpool_node_lagging{node="primary",role="primary"} 0
 rwpool_node_lagging{node="replica1",role="replica"} 0
 rwpool_node_lagging{node="replica2",role="replica"} 0
+# HELP rwpool_node_rejoining 1 while the node, after a promotion rwpool followed, is not yet seen following the new primary and serves no read, else 0.
+# TYPE rwpool_node_rejoining gauge
+rwpool_node_rejoining{node="primary",role="primary"} 0
+rwpool_node_rejoining{node="replica1",role="replica"} 0
+rwpool_node_rejoining{node="replica2",role="replica"} 0
 # HELP rwpool_node_role_mismatch 1 if the node reports a role its configuration does not expect (a writable replica or a read-only primary), else 0.
 # TYPE rwpool_node_role_mismatch gauge
 rwpool_node_role_mismatch{node="primary",role="primary"} 0
@@ -612,6 +618,11 @@ rwpool_node_available{node="replica2",role="replica"} 1
 rwpool_node_lagging{node="primary",role="primary"} 0
 rwpool_node_lagging{node="replica1",role="replica"} 1
 rwpool_node_lagging{node="replica2",role="replica"} 0
+# HELP rwpool_node_rejoining 1 while the node, after a promotion rwpool followed, is not yet seen following the new primary and serves no read, else 0.
+# TYPE rwpool_node_rejoining gauge
+rwpool_node_rejoining{node="primary",role="primary"} 0
+rwpool_node_rejoining{node="replica1",role="replica"} 0
+rwpool_node_rejoining{node="replica2",role="replica"} 0
 # HELP rwpool_node_role_mismatch 1 if the node reports a role its configuration does not expect (a writable replica or a read-only primary), else 0.
 # TYPE rwpool_node_role_mismatch gauge
 rwpool_node_role_mismatch{node="primary",role="primary"} 0
