@@ -47,7 +47,7 @@ func (r *simRun) runFaults(stop <-chan struct{}) {
 		f := r.p.Faults[a.i]
 		if a.undo {
 			if tg, ok := targets[a.i]; ok {
-				r.undo(f, tg)
+				r.changing(false, func() { r.undo(f, tg) })
 				active[tg.class]--
 				if tg.class == "primary" || tg.class == "failover" {
 					settled = r.since()
@@ -95,7 +95,12 @@ func (r *simRun) runFaults(stop <-chan struct{}) {
 			r.logf("fault %s skipped: the new primary of a crash failover is left to be seen", f)
 			continue
 		}
-		if tg, ok := r.apply(f); ok {
+		var (
+			tg simTarget
+			ok bool
+		)
+		r.changing(f.Kind == "switchover" || f.Kind == "crash-failover", func() { tg, ok = r.apply(f) })
+		if ok {
 			if r.onPrimary(f) && !simUndone[f.Kind] { // a switchover, a restart: over at once
 				settled = r.since()
 			}

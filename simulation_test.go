@@ -301,6 +301,9 @@ type simRun struct {
 	moved2     map[string]int // and of db2
 	violations []simViolation
 
+	windows  []simWindow                // when the run changed the cluster (abandoned-read)
+	followed map[string][]time.Duration // when each database of the run ("", "db2 ") followed a promotion
+
 	tokens []simToken     // tokens taken, for late resumes (token-handover)
 	counts map[string]int // what the issue #22 invariants judged (checkHistory), for the exploration's summary
 }
@@ -630,7 +633,7 @@ func runSim(p simPlan) *simResult {
 	}
 	close(stop)
 	<-faultsDone
-	cl.Heal()
+	r.changing(true, cl.Heal)
 	r.logf("heal: every fault ended, primary %s, %s", cl.Primary(), cl.Describe())
 	healed := r.since()
 	if !waitTimeout(&workers, 10*time.Second) {
@@ -713,6 +716,14 @@ func (r *simRun) event(db string, moved map[string]int, e rwpool.Event) {
 		}
 	case rwpool.RoleChanged:
 		r.logf("event: %s%s RoleChanged read-only=%v (%v)", db, e.Node, e.ReadOnly, e.Cause)
+		if e.Role == "primary" && e.Cause != nil && strings.Contains(e.Cause.Error(), "it is the primary now") {
+			r.mu.Lock()
+			if r.followed == nil {
+				r.followed = map[string][]time.Duration{}
+			}
+			r.followed[db] = append(r.followed[db], r.since())
+			r.mu.Unlock()
+		}
 	default:
 		r.logf("event: %s%s %s -> %s (%v)", db, e.Node, e.From, e.To, e.Cause)
 	}
