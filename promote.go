@@ -36,12 +36,26 @@ import (
 //   - when two or more do, no node gets writes: they fail with an error
 //     wrapping ErrUnavailable and ErrSplitBrain, and RoleChanged events
 //     name the nodes that claim to be primary, until only one does.
+//   - a primary that was unavailable or read-only while other nodes
+//     claimed to be the primary and none was followed (two or more, or
+//     one whose endpoint was not shown to lead to one server) has lost the
+//     benefit of the doubt: if it comes back writable while one of them
+//     still claims, that is a split brain too. Someone was promoted while
+//     it was away (a crashed MariaDB primary comes back writable on its
+//     old history), and the old one winning would put writes where the
+//     rest of the cluster never sees them. It wins again only once no
+//     other node claims.
 
 // follower is the Connector's view of the roles the servers report.
 type follower struct {
 	mu    sync.Mutex            // serialises decisions
 	split atomic.Pointer[error] // the split-brain refusal of writes, nil without one
 	epoch atomic.Uint64         // promotions so far: sessions compare it (session.go)
+
+	// contested: while the primary was unavailable or read-only, other
+	// nodes claimed to be the primary and none was followed. Guarded by
+	// mu; cleared when no node but the primary claims.
+	contested bool
 }
 
 // readNode is a picker candidate with follow_promotion: any node that is
@@ -76,9 +90,38 @@ func (c *Connector) followRoles() {
 	defer f.mu.Unlock()
 	cur := c.primaryNode()
 	if ro, known := cur.health.ReadOnly(); !cur.health.Tripped() && !(known && ro) {
+		if f.contested {
+			if claim := c.claimants(cur); len(claim) > 0 {
+				c.setSplit(append([]*node{cur}, claim...))
+				return
+			}
+			f.contested = false
+		}
 		c.setSplit(nil)
 		return
 	}
+	claim := c.claimants(cur)
+	switch len(claim) {
+	case 0:
+		c.setSplit(nil)
+	case 1:
+		c.setSplit(nil)
+		if !claim[0].leadsToOneServer() {
+			f.contested = true
+			return // a balancing endpoint, not learnt as such before
+		}
+		f.contested = false
+		c.promote(cur, claim[0])
+	default:
+		f.contested = true
+		c.setSplit(claim)
+	}
+}
+
+// claimants returns the nodes other than cur that claim to be the
+// primary: available, reporting themselves writable, and neither a
+// demoted primary not seen read-only since nor a balancing endpoint.
+func (c *Connector) claimants(cur *node) []*node {
 	var claim []*node
 	for _, n := range c.nodes {
 		// A primary demoted by a followed promotion claims nothing until
@@ -94,18 +137,7 @@ func (c *Connector) followRoles() {
 			claim = append(claim, n)
 		}
 	}
-	switch len(claim) {
-	case 0:
-		c.setSplit(nil)
-	case 1:
-		c.setSplit(nil)
-		if !claim[0].leadsToOneServer() {
-			return // a balancing endpoint, not learnt as such before
-		}
-		c.promote(cur, claim[0])
-	default:
-		c.setSplit(claim)
-	}
+	return claim
 }
 
 // leadsToOneServer reports whether n's endpoint leads to one server, as a

@@ -212,6 +212,51 @@ func TestFollowPromotionSplitBrain(t *testing.T) {
 	})
 }
 
+// A primary that was down while two replicas claimed to be the primary,
+// none followed, gets no write when it comes back writable while one of
+// them still claims: someone was promoted while it was away (a crashed
+// MariaDB primary returns writable on its old history). It takes the
+// writes again only once no other node claims.
+func TestFollowPromotionSplitBrainOutlivesPrimaryReturn(t *testing.T) {
+	fc := openFollow(t)
+	fc.r1.SetStatus(fakedriver.Status{LSN: "0/2000", ReplayAge: -1})
+	fc.r2.SetStatus(fakedriver.Status{LSN: "0/2000", ReplayAge: -1})
+	waitFor(t, "both replicas flagged as writable", func() bool {
+		s, _ := rwpool.Stats(fc.db)
+		return s.Nodes[1].RoleMismatch() && s.Nodes[2].RoleMismatch()
+	})
+	fc.p.SetDown(true)
+	waitFor(t, "writes refused as split brain", func() bool {
+		_, err := fc.write()
+		return errors.Is(err, rwpool.ErrSplitBrain)
+	})
+	fc.p.SetDown(false)
+	waitFor(t, "the primary available again", func() bool {
+		s, _ := rwpool.Stats(fc.db)
+		return s.Nodes[0].Available
+	})
+	for i := range 50 {
+		node, err := fc.write()
+		if err == nil {
+			t.Fatalf("write %d reached %s while replicas still claim to be the primary", i, node)
+		}
+		if !errors.Is(err, rwpool.ErrSplitBrain) {
+			t.Fatalf("write %d: %v, want ErrSplitBrain", i, err)
+		}
+	}
+	if n := fc.p.Count("INSERT INTO t VALUES (1)"); n != 0 {
+		t.Errorf("the returned primary ran %d writes", n)
+	}
+	// The replicas step down (the old primary won after all): it takes
+	// the writes again.
+	fc.r1.SetStatus(fakedriver.Status{ReadOnly: true, LSN: "0/2000"})
+	fc.r2.SetStatus(fakedriver.Status{ReadOnly: true, LSN: "0/2000"})
+	waitFor(t, "writes to reach the primary again", func() bool {
+		node, err := fc.write()
+		return err == nil && node == "primary"
+	})
+}
+
 // A replica that turns writable while the primary is healthy and writable
 // changes nothing but a role-mismatch flag: it gets no write, ever.
 func TestFollowPromotionHealthyPrimaryKeepsWrites(t *testing.T) {
