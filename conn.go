@@ -5,6 +5,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/rwpool/rwpool/internal/driverinfo"
@@ -21,8 +22,9 @@ type conn struct {
 	owned  bool // made by Driver.Open: closing the conn closes c
 	closed bool
 	lease  lease
-	w      *watcher   // rescues its plain reads (rescue.go); nil until the first
-	trips  []connTrip // its reads' contexts when theirs cannot end (rescue.go)
+	w      *watcher                // rescues its plain reads (rescue.go); nil until the first
+	cur    atomic.Pointer[readCtx] // its watched read in flight, for the sweep (sweep.go)
+	trips  []connTrip              // its reads' contexts when theirs cannot end (rescue.go)
 }
 
 var _ interface {

@@ -44,6 +44,7 @@ type Connector struct {
 	follow      follower               // the roles the servers report, with follow_promotion (promote.go)
 	cache       *routecache.Cache      // the classifier's decisions for repeated statements
 	hedges      hedgeBudget            // hedge_budget's accounting (hedge.go)
+	sweep       sweeper                // watches reads in flight (sweep.go)
 	flav        atomic.Uint32          // replication.Flavor, once known
 	history     replication.History    // the primary's recent positions, for replica lag
 	fresh       freshPrimary           // the primary's newest position and when it was asked (staleness.go)
@@ -112,6 +113,7 @@ func NewConnector(cfg *dsn.Config, opts ...Option) (*Connector, error) {
 	c.parks = c.dialect != routing.DialectPostgres
 	c.cache = routecache.New(c.dialect, classifyCacheSize)
 	c.hedges.share = cp.HedgeBudget / 100
+	c.sweep.init(cp.HedgeAfter, cp.ProbeTimeout)
 	if c.dialect == routing.DialectPostgres {
 		c.flav.Store(uint32(replication.Postgres))
 	}

@@ -28,14 +28,18 @@ import (
 // is found within about twice probe_timeout instead of at the next health
 // check) and starts hedges (hedge.go).
 //
-// Cost: the readCtx is the one allocation a read adds. Merging the
-// caller's context with the node's trip needs someone to wait on both:
-// context.WithCancel plus context.AfterFunc costs five allocations, so
-// each virtual connection has a watcher goroutine instead (as
-// go-sql-driver/mysql has per connection), handed each read over a
-// channel: one channel operation per read and no allocation; the end of a
-// read is not signalled (the watcher finds it over at its next event).
-//
+// Cost: merging the caller's context with the node's trip needs someone
+// to wait on both: context.WithCancel plus context.AfterFunc costs five
+// allocations, so each virtual connection has a watcher goroutine instead
+// (as go-sql-driver/mysql has per connection). A read is not handed to it
+// when it starts: that hand-off (a goroutine woken per read, and its
+// timer) was most of what rwpool added to a read. The Connector's sweep
+// (sweep.go) looks at the reads in flight every millisecond and hands the
+// watcher only those that outlive two sweeps; in its first sweeps a read
+// is rescued and ended by the sweep itself. The readCtx, which carries the
+// read's rows too (queryRows), is the one allocation a read with a
+// deadline adds.
+
 // The Done channel a read hands the driver is that of a plain
 // context.WithCancel(context.Background()) the watcher keeps, reused read
 // after read until one is cancelled, and Value answers the standard
@@ -69,12 +73,19 @@ type readCtx struct {
 	w      *watcher
 	trip   <-chan struct{} // n's trip channel as of before the read's borrow (readContext)
 	state  atomic.Int32
+	seen   atomic.Int64 // monoNow of the first sweep that saw it, or of its arming (sweep.go)
+	armed  atomic.Bool  // handed to the watcher (sweep.go)
 
 	// hedging (hedge.go); query is empty when the read may not be hedged
 	query string
 	args  []driver.NamedValue
 	won   *rows                              // the hedge's answer, set before the state becomes readHedged
 	stop  atomic.Pointer[context.CancelFunc] // cancels the hedge in flight
+
+	// own is the read's rows, if it gets any (queryRows): allocated with
+	// the readCtx, a read with a deadline costs one allocation, not two.
+	own     rows
+	ownUsed bool
 }
 
 // readCtx states. A read is running until its call returns (answered) and
@@ -179,10 +190,11 @@ func (r *readCtx) finish() {
 	if !r.state.CompareAndSwap(readAnswered, readFinished) && !r.state.CompareAndSwap(readRunning, readFinished) {
 		w.renew() // the read was ended: the old context is cancelled
 	}
+	w.vc.cur.CompareAndSwap(r, nil)
 	w.busy = false
-	// The watcher is not told: it learns when its next event finds the
-	// read finished, or at the next arm. Waking it here would double what
-	// a read costs it.
+	// The watcher, if armed, is not told: it learns when its next event
+	// finds the read finished, or at the next arm. Waking it here would
+	// double what a read costs it.
 }
 
 // errRescued marks a read cancelled because its node became unavailable;
@@ -234,9 +246,9 @@ func (vc *conn) readContext(ctx context.Context, n *node, query string, args []d
 		return ctx, nil // two reads at once on one *sql.Conn: the second is not watched
 	}
 	// The trip channel is taken here, before the borrow and the call, not
-	// by the watcher once armed: the watcher may run only after the read
-	// is in the driver, and a trip meanwhile swaps in the next channel
-	// (onEvent), which the watcher would wait on while the read it should
+	// by the sweep or the watcher: they may look only after the read is in
+	// the driver, and a trip meanwhile swaps in the next channel
+	// (onEvent), which they would wait on while the read they should
 	// rescue runs on. Taken here, a trip before it fails the borrow
 	// (acquire tests Tripped), and any later one closes it.
 	r := &readCtx{parent: ctx, inner: w.ctx, cancel: w.stop, n: n, w: w, trip: n.tripped()}
@@ -244,12 +256,26 @@ func (vc *conn) readContext(ctx context.Context, n *node, query string, args []d
 		r.query, r.args = query, hedgeArgs(args)
 		c.hedges.read(slotNow())
 	}
+	w.busy = true
+	soon := c.sweep.soon(ctx)
+	vc.cur.Store(r) // published, then the sweeper's state read (sweeper.run)
+	if !soon && c.sweep.awake.Load() {
+		return r, r // the sweep arms it if it outlives its first sweeps (sweep.go)
+	}
+	// Its deadline may come before the sweep would arm it, or the sweeper
+	// sleeps (and is woken): armed now, so that its end comes at once.
+	c.sweep.nudge()
+	if !r.armed.CompareAndSwap(false, true) {
+		return r, r // a last sweep before sleeping armed it
+	}
+	r.seen.Store(monoNow())
 	select {
 	case w.arm <- r:
-		w.busy = true
 		return r, r
 	case <-c.stop:
 		w.dead = true
+		w.busy = false
+		vc.cur.Store(nil)
 		return ctx, nil
 	}
 }
@@ -270,6 +296,7 @@ func (vc *conn) watcher() *watcher {
 		w.dead = true
 		return nil
 	}
+	vc.c.sweep.add(vc.c, vc)
 	return w
 }
 
@@ -282,6 +309,7 @@ func (w *watcher) close() {
 	if w != nil && !w.dead {
 		w.dead = true
 		close(w.quit)
+		w.vc.c.sweep.remove(w.vc)
 	}
 }
 
@@ -322,8 +350,14 @@ func (w *watcher) run() {
 	arm, stop := w.arm, c.stop
 	for {
 		select {
-		case r = <-arm:
-			start = time.Now()
+		case a := <-arm:
+			if !a.live() {
+				// Armed by a sweep that found it before it finished: the
+				// read watched now, if any, is a later one.
+				continue
+			}
+			r = a
+			start = time.Now().Add(-time.Duration(monoNow() - r.seen.Load()))
 			parent, trip = r.parent.Done(), r.trip
 			hedgeAt, suspectAt, refused = -1, c.cfg.ProbeTimeout, false
 			if r.query != "" {

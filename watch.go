@@ -66,6 +66,12 @@ func queryRows(ctx context.Context, pc *pool.Conn, query string, args []driver.N
 	if err != nil {
 		return nil, err
 	}
+	if rc, ok := ctx.(*readCtx); ok && !rc.ownUsed {
+		// A read's one call: its rows come with its readCtx.
+		rc.ownUsed = true
+		rc.own.rs, rc.own.st = rs, st
+		return &rc.own, nil
+	}
 	return &rows{rs: rs, st: st}, nil
 }
 
