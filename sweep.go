@@ -85,7 +85,9 @@ func (s *sweeper) add(c *Connector, vc *conn) {
 	if !s.started.Load() && s.started.CompareAndSwap(false, true) {
 		s.clock.Store(time.Now().UnixNano())
 		s.awake.Store(true)
-		c.bg.Go(func() { s.run(c) })
+		if !c.bg.Go(func() { s.run(c) }) {
+			s.awake.Store(false) // closing: no sweeper, reads arm themselves
+		}
 	}
 }
 
@@ -162,7 +164,15 @@ func (s *sweeper) run(c *Connector) {
 // at their callers' deadlines, as their watchers would have (a watcher
 // keeps watching its read past Close), until none is left: no more
 // rescue, arming or hedging.
+//
+// The flag drops first, as when going to sleep: a read published after it
+// arms itself, finds the Connector closed and runs with its caller's
+// context (readContext); one published before is found here. Without it,
+// a read started while Close was still closing the pools (on a *sql.Conn
+// held through it) was published for a sweeper that had already left,
+// and ran past its deadline.
 func (s *sweeper) drain(t *time.Ticker) {
+	s.awake.Store(false)
 	for {
 		left := 0
 		s.mu.Lock()
