@@ -192,7 +192,7 @@ func (c *Connector) newNode(real driver.Driver, nc dsn.Node) (*node, error) {
 	})
 	p, err := pool.New(pool.Config{
 		Name:           nc.Name,
-		Connector:      nodeConnector{Connector: rc, dsn: nc.DSN, c: c, dials: &n.dials},
+		Connector:      nodeConnector{Connector: rc, dsn: nc.DSN, c: c, pool: n},
 		MaxOpen:        c.cfg.PoolSize,
 		MinIdle:        c.cfg.MinIdle,
 		AcquireTimeout: c.cfg.AcquireTimeout,

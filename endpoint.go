@@ -188,8 +188,11 @@ func (e *endpointSeen) moved() bool {
 // any order. So a server not known is a move only once enough fresh dials
 // in a row (made at the next probes) have reached no known server (see
 // endpointMoveDials); a known one reached in between shows a balancing
-// endpoint, and the servers of the run become known ones.
-func (n *node) sameServer(ident string) {
+// endpoint, and the servers of the run become known ones. probe says
+// whether the connection is the health checker's (a fresh probe
+// connection: the next probe need not dial again after a move) rather
+// than one the pool dialled.
+func (n *node) sameServer(ident string, probe bool) {
 	server := replication.IdentityServer(replication.Flavor(n.c.flav.Load()), ident)
 	e := &n.endpoint
 	e.mu.Lock()
@@ -225,9 +228,11 @@ func (n *node) sameServer(ident string) {
 		e.mu.Unlock()
 		refresh := n.refreshProbe.Load()
 		n.retire(fmt.Errorf("%w: %d freshly dialled connections in a row reach other servers than before", errReplicaMoved, dials))
-		// The probe connection that found it is a fresh one: no need to
-		// dial again.
-		n.refreshProbe.Store(refresh)
+		if probe {
+			// The probe connection that found it is a fresh one: no
+			// need to dial again.
+			n.refreshProbe.Store(refresh)
+		}
 		return
 	}
 	e.mu.Unlock()

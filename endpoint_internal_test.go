@@ -5,6 +5,7 @@ import (
 	"database/sql/driver"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -328,13 +329,13 @@ func TestBalancingReplicaSessionReadIsChecked(t *testing.T) {
 		t.Fatal("a replica whose endpoint is not yet known to lead to one server is not asked")
 	}
 	for range endpointLearnDials {
-		r.sameServer("10.0.0.2:5432/t0")
+		r.sameServer("10.0.0.2:5432/t0", true)
 	}
 	if plan.needsCheck(r) {
 		t.Fatal("a replica of one server known to have the target is asked again")
 	}
-	r.sameServer("10.0.0.3:5432/t0") // a second server behind it…
-	r.sameServer("10.0.0.2:5432/t0") // …and the first again: a balancer
+	r.sameServer("10.0.0.3:5432/t0", true) // a second server behind it…
+	r.sameServer("10.0.0.2:5432/t0", true) // …and the first again: a balancer
 	if !r.endpoint.balancing() {
 		t.Fatal("the endpoint was not learnt as balancing")
 	}
@@ -355,9 +356,9 @@ func TestBalancingReplicaIsNeverFollowed(t *testing.T) {
 	p, r := c.primaryNode(), c.replicas[0]
 	p.health.SetReadOnly(true)  // the primary was demoted…
 	r.health.SetReadOnly(false) // …and a server behind the replica's endpoint answers writable
-	r.sameServer("10.0.0.2:5432/t0")
-	r.sameServer("10.0.0.3:5432/t0")
-	r.sameServer("10.0.0.2:5432/t0")
+	r.sameServer("10.0.0.2:5432/t0", true)
+	r.sameServer("10.0.0.3:5432/t0", true)
+	r.sameServer("10.0.0.2:5432/t0", true)
 	c.followRoles()
 	if got := c.primaryNode(); got != p {
 		t.Errorf("the primary is now %s, a replica node whose endpoint balances over several servers", got.cfg.Name)
@@ -468,17 +469,73 @@ func TestEndpointNotSingleDuringARun(t *testing.T) {
 	rig := newEndpointRig(t, "run-p", "run-r", map[string]string{"run-p": "10.0.0.1:5432", "run-r": "10.0.0.2:5432"}, "run-p")
 	r := rig.c.replicas[0]
 	for range endpointLearnDials {
-		r.sameServer("10.0.0.2:5432/t0")
+		r.sameServer("10.0.0.2:5432/t0", true)
 	}
 	if !r.endpoint.single() {
 		t.Fatal("16 identities of one server: not single")
 	}
-	r.sameServer("10.0.0.3:5432/t0") // another server, once
+	r.sameServer("10.0.0.3:5432/t0", true) // another server, once
 	if r.endpoint.single() {
 		t.Fatal("single while fresh dials reach another server")
 	}
-	r.sameServer("10.0.0.2:5432/t0") // the first again: a balancer
+	r.sameServer("10.0.0.2:5432/t0", true) // the first again: a balancer
 	if r.endpoint.single() || !r.endpoint.balancing() {
 		t.Fatalf("after both servers: single %v, balancing %v", r.endpoint.single(), r.endpoint.balancing())
+	}
+}
+
+// A replica endpoint (a DNS name, a proxy) turns to another server between
+// two probes. The health checker's own connection still reaches the old
+// server, and reads its positions there; the reads go to new connections,
+// which reach the new one. The pool's first such connection shows it:
+// the endpoint is no longer known to lead to one server, so a session's
+// read checks its position on its own connection instead of trusting the
+// checker's, and the next probe dials afresh and confirms the move at
+// once. (Found by TestSimulation: a read resumed from a token was served
+// by a replica whose endpoint had just been turned back to a server
+// behind the one whose positions rwpool knew.)
+func TestEndpointMoveSeenByPoolDial(t *testing.T) {
+	rig := newEndpointRig(t, "pd-p", "pd-ep", map[string]string{"pd-p": "10.0.0.1:5432", "pd-a": "10.0.0.2:5432", "pd-b": "10.0.0.3:5432"}, "pd-p")
+	endpointFake.Fresh("pd-ep")
+	var moved atomic.Bool
+	endpointFake.SetEndpoint("pd-ep", func(int64) string {
+		if moved.Load() {
+			return "pd-b"
+		}
+		return "pd-a"
+	})
+	n := rig.c.replicas[0]
+	rig.check(n) // the first probe learns the endpoint: one server
+	if !n.endpoint.single() {
+		t.Fatal("the endpoint was not learnt as leading to one server")
+	}
+	target, err := replication.ParseLSN("0/800")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.repl.advance(target) // read on the checker's connection, to pd-a
+	plan := readPlan{target: target}
+	if plan.needsCheck(n) {
+		t.Fatal("a replica of one server known to have the target is asked")
+	}
+
+	moved.Store(true)
+	pc, err := n.acquire(context.Background()) // a new connection: pd-b
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc.Release()
+	if !plan.needsCheck(n) {
+		t.Error("after a pool connection reached another server, a session read trusts the position read on the old one")
+	}
+	if !n.refreshProbe.Load() {
+		t.Error("the next probe does not dial afresh to confirm the move")
+	}
+	rig.check(n)
+	if m := rig.movedCount(); m != 1 {
+		t.Errorf("%d EndpointMoved after the next probe, want 1", m)
+	}
+	if n.repl.position().Covers(target) {
+		t.Error("the old server's position is still taken as the replica's after the move")
 	}
 }

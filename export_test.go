@@ -20,7 +20,7 @@ func EndpointBalancing(db *sql.DB, i int) bool {
 func LearnEndpoints(db *sql.DB) {
 	for _, n := range connectorOf(db).replicas {
 		if ident, err := n.freshIdentity(); err == nil && ident != "" {
-			n.sameServer(ident)
+			n.sameServer(ident, true)
 			n.learnEndpoint()
 		}
 	}

@@ -145,37 +145,74 @@ func (n *node) confirm(cause func(error) error) {
 // for drivers that may block past a context's end (needsWatch: lib/pq
 // bounds its startup handshake by connect_timeout, not by the context),
 // returns at the context's end and closes the late connection itself.
+//
+// The pool's connector (pool set) also reads which server each new
+// connection of a replica reached, once the health checker has learnt
+// what its endpoint leads to: positions are read on the checker's own
+// connection, which keeps reaching the server it was dialled to when a
+// DNS name or proxy behind the endpoint turns to another one, while the
+// reads then go to new connections. One such connection reaching a server
+// not known behind the endpoint makes it no longer known to lead to one
+// server (a session's read then checks its position on its own
+// connection, session.go) and has the next probe dial afresh, which
+// confirms the move (endpoint.go) within that probe instead of after
+// endpointMoveDials probes. The cost: one identity query per new
+// connection of a replica, next to the handshake it follows.
 type nodeConnector struct {
 	driver.Connector
-	dsn   string
-	c     *Connector
-	dials *atomic.Int64 // connections the pool opened (nil for the health checker's)
+	dsn  string
+	c    *Connector
+	pool *node // the node whose pool dials with it; nil for the health checker's
+}
+
+// dialled is what one dial of nodeConnector returns.
+type dialled struct {
+	conn  driver.Conn
+	ident string // the server reached (replication.IdentityQuery); "" if not read
 }
 
 func (r nodeConnector) Connect(ctx context.Context) (driver.Conn, error) {
-	var conn driver.Conn
+	var d dialled
 	var err error
 	if r.c.watch && ctx.Done() != nil {
-		conn, err = await(&r.c.bg, ctx, func() (driver.Conn, error) {
-			return r.Connector.Connect(ctx)
-		}, func(c driver.Conn, err error) {
+		d, err = await(&r.c.bg, ctx, func() (dialled, error) {
+			return r.dial(ctx)
+		}, func(d dialled, err error) {
 			if err == nil { // drivers may return a typed nil with an error
-				c.Close()
+				d.conn.Close()
 			}
 		})
 		if err == errAbandoned {
 			err = ctx.Err()
 		}
 	} else {
-		conn, err = r.Connector.Connect(ctx)
+		d, err = r.dial(ctx)
 	}
 	if err != nil {
 		return nil, redactErr(err, r.dsn)
 	}
-	if r.dials != nil {
-		r.dials.Add(1)
+	if n := r.pool; n != nil {
+		n.dials.Add(1)
+		if d.ident != "" {
+			n.sameServer(d.ident, false)
+		}
 	}
-	return conn, nil
+	return d.conn, nil
+}
+
+// dial connects, and on a replica's pool whose endpoint is known, reads
+// the identity of the server reached. An identity that cannot be read
+// leaves the connection as it is: the next statement on it tells.
+func (r nodeConnector) dial(ctx context.Context) (dialled, error) {
+	conn, err := r.Connector.Connect(ctx)
+	if err != nil {
+		return dialled{}, err
+	}
+	d := dialled{conn: conn}
+	if n := r.pool; n != nil && !n.isPrimary() && n.endpoint.isKnown() {
+		d.ident, _ = n.identity(ctx, conn)
+	}
+	return d, nil
 }
 
 // closeStmts closes real statements still open on pc, a clean pin about to

@@ -124,7 +124,7 @@ func (n *node) status(conn driver.Conn, dialled bool) (keep bool) {
 		n.c.fresh.note(asked, r.st.Pos)
 	}
 	if r.ident != "" && !primary {
-		n.sameServer(r.ident)
+		n.sameServer(r.ident, true)
 		n.confirmMove()
 		n.learnEndpoint()
 	}
@@ -148,7 +148,7 @@ func (n *node) learnEndpoint() {
 		if err != nil || ident == "" {
 			return // the fifth checks go on with it, one fresh dial each
 		}
-		n.sameServer(ident)
+		n.sameServer(ident, true)
 		n.confirmMove() // a second server seen: a move or a balancing endpoint
 	}
 }
@@ -166,7 +166,7 @@ func (n *node) confirmMove() {
 		if err != nil || ident == "" {
 			return // the next probes go on with it (refreshProbe)
 		}
-		n.sameServer(ident)
+		n.sameServer(ident, true)
 	}
 }
 

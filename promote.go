@@ -162,7 +162,7 @@ func (n *node) leadsToOneServer() bool {
 		if ident == "" {
 			return true
 		}
-		n.sameServer(ident)
+		n.sameServer(ident, true)
 		switch s := n.serverOf(ident); {
 		case first == "":
 			first = s
