@@ -105,11 +105,18 @@ func (c *Connector) followRoles() {
 	case 0:
 		c.setSplit(nil)
 	case 1:
-		c.setSplit(nil)
 		if !claim[0].leadsToOneServer() {
 			f.contested = true
+			if cur.health.Tripped() {
+				// The probe that recovers cur reads its status while it is
+				// still tripped: refuse its writes already.
+				c.setSplit(append([]*node{cur}, claim...))
+			} else {
+				c.setSplit(nil)
+			}
 			return // a balancing endpoint, not learnt as such before
 		}
+		c.setSplit(nil)
 		f.contested = false
 		c.promote(cur, claim[0])
 	default:
