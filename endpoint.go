@@ -78,6 +78,7 @@ type endpointSeen struct {
 	runLen  int             // fresh dials in a row that reached no known server
 	adopt   bool            // reset: the next server reached is known, not a move
 	reads   int             // identities read since the servers were last taken as new (single)
+	seq     uint64          // identities recorded (sameServer), ever: a pool dial's is stale once another came in since it began
 
 	roSeen   bool   // a primary reported read-only, since it last reported writable (primaryMoved)
 	readOnly string // the server it first reported so on; "" if unknown
@@ -193,9 +194,35 @@ func (e *endpointSeen) moved() bool {
 // connection: the next probe need not dial again after a move) rather
 // than one the pool dialled.
 func (n *node) sameServer(ident string, probe bool) {
+	n.endpoint.mu.Lock()
+	n.recordServerLocked(ident, probe)
+}
+
+// dialSeq returns the sequence number a pool dial starting now compares
+// at its end (sameServerDialled), and whether the endpoint is known.
+func (e *endpointSeen) dialSeq() (uint64, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.seq, e.servers != nil
+}
+
+// sameServerDialled is sameServer for a pool dial that began at seq
+// (dialSeq): its identity is dropped if another was recorded since, as
+// it may have been reached before a move the other shows (or recorded).
+func (n *node) sameServerDialled(ident string, seq uint64) {
+	n.endpoint.mu.Lock()
+	if n.endpoint.seq != seq {
+		n.endpoint.mu.Unlock()
+		return
+	}
+	n.recordServerLocked(ident, false)
+}
+
+// recordServerLocked is sameServer with n.endpoint.mu held; it unlocks it.
+func (n *node) recordServerLocked(ident string, probe bool) {
 	server := replication.IdentityServer(replication.Flavor(n.c.flav.Load()), ident)
 	e := &n.endpoint
-	e.mu.Lock()
+	e.seq++
 	e.reads++
 	adopt := e.adopt
 	e.adopt = false

@@ -169,6 +169,7 @@ type nodeConnector struct {
 type dialled struct {
 	conn  driver.Conn
 	ident string // the server reached (replication.IdentityQuery); "" if not read
+	seq   uint64 // the endpoint's dialSeq when the dial began
 }
 
 func (r nodeConnector) Connect(ctx context.Context) (driver.Conn, error) {
@@ -194,7 +195,7 @@ func (r nodeConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	if n := r.pool; n != nil {
 		n.dials.Add(1)
 		if d.ident != "" {
-			n.sameServer(d.ident, false)
+			n.sameServerDialled(d.ident, d.seq)
 		}
 	}
 	return d.conn, nil
@@ -204,12 +205,17 @@ func (r nodeConnector) Connect(ctx context.Context) (driver.Conn, error) {
 // the identity of the server reached. An identity that cannot be read
 // leaves the connection as it is: the next statement on it tells.
 func (r nodeConnector) dial(ctx context.Context) (dialled, error) {
+	var seq uint64
+	known := false
+	if n := r.pool; n != nil {
+		seq, known = n.endpoint.dialSeq()
+	}
 	conn, err := r.Connector.Connect(ctx)
 	if err != nil {
 		return dialled{}, err
 	}
-	d := dialled{conn: conn}
-	if n := r.pool; n != nil && !n.isPrimary() && n.endpoint.isKnown() {
+	d := dialled{conn: conn, seq: seq}
+	if n := r.pool; n != nil && !n.isPrimary() && known {
 		d.ident, _ = n.identity(ctx, conn)
 	}
 	return d, nil
