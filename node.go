@@ -25,16 +25,17 @@ type node struct {
 	health *breaker.Node
 	conn   nodeConnector // the real driver's connector, redacting and bounding dials
 
-	confirming   atomic.Bool             // a confirming probe is running
-	suspected    atomic.Int64            // monoNow of the last probe a long statement asked for
-	trip         atomic.Pointer[tripCtx] // cancelled when the node trips (rescue.go)
-	nudged       atomic.Int64            // monoNow of the last probe statements asked of this unavailable node
-	refreshProbe atomic.Bool             // the health checker's next probe dials anew (retire)
-	probes       atomic.Int64            // probes of a replica, for endpointCheckEvery
-	stuckProbes  atomic.Int64            // probes abandoned on a hung server still in the driver (probe)
-	stuckAt      atomic.Int64            // monoNow of the last probe abandoned (probe)
-	endpoint     endpointSeen            // the servers a replica's endpoint led to (endpoint.go)
-	fencer       fencer                  // fresh checks after read-only answers (fence.go)
+	confirming   atomic.Bool                       // a confirming probe is running
+	reconfirm    atomic.Pointer[func(error) error] // the cause of a confirm asked for while one ran (confirm)
+	suspected    atomic.Int64                      // monoNow of the last probe a long statement asked for
+	trip         atomic.Pointer[tripCtx]           // cancelled when the node trips (rescue.go)
+	nudged       atomic.Int64                      // monoNow of the last probe statements asked of this unavailable node
+	refreshProbe atomic.Bool                       // the health checker's next probe dials anew (retire)
+	probes       atomic.Int64                      // probes of a replica, for endpointCheckEvery
+	stuckProbes  atomic.Int64                      // probes abandoned on a hung server still in the driver (probe)
+	stuckAt      atomic.Int64                      // monoNow of the last probe abandoned (probe)
+	endpoint     endpointSeen                      // the servers a replica's endpoint led to (endpoint.go)
+	fencer       fencer                            // fresh checks after read-only answers (fence.go)
 
 	// follow_promotion (promote.go)
 	unfollowed atomic.Bool               // a demoted primary not yet seen read-only since: it claims no promotion (checkFollowing)
@@ -122,18 +123,47 @@ func (n *node) failed(err error) {
 // confirm probes n on a fresh connection in the background, unless a
 // probe asked for this way is running already, and trips n with
 // cause(probe's error) if the probe fails.
+//
+// A request that finds a probe running is not dropped: that probe may
+// have reached the server before what raised the request (a dial made
+// just before the server hung answers, late, that all is well), so once
+// it succeeded, one more probe follows at once, with the last such
+// request's cause. Only one: the requests that arrive during the second
+// start a new round afterwards, so a node whose statements keep failing
+// while its probes succeed is probed back to back, as it would be
+// without this, never more. Seen on a loaded machine: a hedge won on a
+// healthy node, its probe answered 1.2 s later, after the node had hung,
+// and the hedges that won meanwhile asked for nothing; the node tripped at
+// the next health check, 2 s after it hung instead of 1 s.
 func (n *node) confirm(cause func(error) error) {
 	if !n.confirming.CompareAndSwap(false, true) {
-		return
+		n.reconfirm.Store(&cause)
+		if n.confirming.CompareAndSwap(false, true) {
+			// The probe ended meanwhile, maybe before seeing the
+			// request: this one runs it.
+			n.reconfirm.Store(nil)
+		} else {
+			return
+		}
 	}
+	n.reconfirm.Store(nil) // what asked before this probe began, it answers
 	if !n.c.bg.Go(func() {
 		defer n.confirming.Store(false)
-		var conn driver.Conn
-		if _, perr := n.probe(&conn, true); perr != nil {
-			n.health.Trip(cause(perr))
-		}
-		if conn != nil {
-			conn.Close()
+		for again := true; ; again = false {
+			var conn driver.Conn
+			_, perr := n.probe(&conn, true)
+			if conn != nil {
+				conn.Close()
+			}
+			if perr != nil {
+				n.health.Trip(cause(perr))
+				return
+			}
+			next := n.reconfirm.Swap(nil)
+			if !again || next == nil || n.health.Tripped() {
+				return
+			}
+			cause = *next
 		}
 	}) {
 		n.confirming.Store(false)

@@ -477,7 +477,9 @@ func (n *node) suspect() {
 	}
 	now, every := monoNow(), int64(n.c.cfg.ProbeTimeout)
 	last := n.suspected.Load()
-	if now-last < every || !n.suspected.CompareAndSwap(last, now) {
+	if now-last < every && !n.confirming.Load() || !n.suspected.CompareAndSwap(last, now) {
+		// At most one probe per probe_timeout; while one runs, the
+		// request is passed on (confirm: it may predate the cause).
 		return
 	}
 	n.confirm(func(perr error) error {
