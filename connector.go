@@ -162,7 +162,13 @@ func (c *Connector) startChecker(n *node) {
 		hc := breaker.Checker{
 			Node:     n.health,
 			Interval: c.cfg.CheckInterval,
-			Probe:    func(fresh bool) (time.Duration, error) { return n.probe(&conn, fresh) },
+			// An unavailable node is probed twice as often, but never
+			// more often than probe_timeout (a hung node's probes must
+			// not overlap): with the defaults, a restarted node serves
+			// again within about a second of accepting connections
+			// instead of two.
+			DownInterval: max(c.cfg.CheckInterval/2, c.cfg.ProbeTimeout),
+			Probe:        func(fresh bool) (time.Duration, error) { return n.probe(&conn, fresh) },
 			// Connections from before the outage are suspect: drop the idle
 			// ones and let the pool refill gradually (MaxConcurrentDials).
 			OnRecover: n.pool.DiscardIdle,

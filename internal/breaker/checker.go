@@ -15,6 +15,12 @@ import (
 type Checker struct {
 	Node     *Node
 	Interval time.Duration
+	// DownInterval, if shorter than Interval, is how often an unavailable
+	// node is probed: a dead node's probe is a refused dial, and a node
+	// back up is worth finding sooner than a healthy one is worth
+	// checking. It should be no shorter than the probe's timeout, so that
+	// probes of a hung node do not overlap.
+	DownInterval time.Duration
 	// Probe runs one probe. With fresh false it may reuse the checker's
 	// dedicated connection; with fresh true it must dial a new one. It must
 	// return within a bounded time even when the node hangs.
@@ -26,7 +32,7 @@ type Checker struct {
 // Run probes every Interval, shortened by up to 20 % of random jitter so
 // that many processes do not probe in lockstep, until stop is closed.
 func (c *Checker) Run(stop <-chan struct{}) {
-	t := time.NewTimer(jitter(c.Interval))
+	t := time.NewTimer(jitter(c.next()))
 	defer t.Stop()
 	for {
 		select {
@@ -35,8 +41,16 @@ func (c *Checker) Run(stop <-chan struct{}) {
 		case <-t.C:
 		}
 		c.Check()
-		t.Reset(jitter(c.Interval))
+		t.Reset(jitter(c.next()))
 	}
+}
+
+// next returns the interval before the next probe.
+func (c *Checker) next() time.Duration {
+	if c.DownInterval > 0 && c.DownInterval < c.Interval && c.Node.Tripped() {
+		return c.DownInterval
+	}
+	return c.Interval
 }
 
 // Check runs one round: a probe of an available node that failed fast (a

@@ -92,3 +92,51 @@ func TestJitterStaysWithinTwentyPercentBelow(t *testing.T) {
 		}
 	}
 }
+
+// An unavailable node is probed every DownInterval, an available one every
+// Interval: a restarted node is found sooner than a healthy one is checked.
+func TestCheckerProbesUnavailableNodeMoreOften(t *testing.T) {
+	n := NewNode("replica1", "replica", nil)
+	probes := make(chan struct{}, 100)
+	var up sync.Mutex // held: the node is down
+	up.Lock()
+	c := &Checker{
+		Node: n, Interval: time.Hour, DownInterval: 5 * time.Millisecond,
+		Probe: func(bool) (time.Duration, error) {
+			select {
+			case probes <- struct{}{}:
+			default:
+			}
+			if !up.TryLock() {
+				return 0, errors.New("connection refused")
+			}
+			up.Unlock()
+			return time.Millisecond, nil
+		},
+	}
+	if c.next() != time.Hour {
+		t.Fatalf("an available node is probed every %s, want Interval", c.next())
+	}
+	n.Trip(errors.New("down"))
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() { c.Run(stop); close(done) }()
+	for i := range 3 {
+		select {
+		case <-probes:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("probe %d of an unavailable node did not come within 5s (Interval is an hour)", i+1)
+		}
+	}
+	up.Unlock() // it is back: the next probe recovers it
+	for deadline := time.Now().Add(5 * time.Second); !n.Available(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the node was not recovered within 5s (Interval is an hour)")
+		}
+	}
+	if c.next() != time.Hour {
+		t.Errorf("a recovered node is probed every %s, want Interval", c.next())
+	}
+	close(stop)
+	<-done
+}
