@@ -173,12 +173,11 @@ func TestFollowPromotionReplicasRejoinOnceFollowing(t *testing.T) {
 	}
 }
 
-// Two nodes that report themselves writable while the primary is down get
-// no write at all.
-func TestFollowPromotionSplitBrain(t *testing.T) {
-	fc := openFollow(t)
-	// Both report themselves writable first (the healthy primary keeps
-	// the writes), then the primary goes down.
+// splitBrain makes both replicas report themselves writable (the healthy
+// primary keeps the writes), then takes the primary down, and waits for a
+// write refused as split brain; it returns that refusal.
+func (fc *followCluster) splitBrain(t *testing.T) error {
+	t.Helper()
 	fc.r1.SetStatus(fakedriver.Status{LSN: "0/2000", ReplayAge: -1})
 	fc.r2.SetStatus(fakedriver.Status{LSN: "0/2000", ReplayAge: -1})
 	waitFor(t, "both replicas flagged as writable", func() bool {
@@ -191,6 +190,14 @@ func TestFollowPromotionSplitBrain(t *testing.T) {
 		_, err = fc.write()
 		return errors.Is(err, rwpool.ErrSplitBrain)
 	})
+	return err
+}
+
+// Two nodes that report themselves writable while the primary is down get
+// no write at all.
+func TestFollowPromotionSplitBrain(t *testing.T) {
+	fc := openFollow(t)
+	err := fc.splitBrain(t)
 	if !errors.Is(err, rwpool.ErrUnavailable) {
 		t.Errorf("split-brain refusal %v does not wrap ErrUnavailable", err)
 	}
@@ -219,17 +226,7 @@ func TestFollowPromotionSplitBrain(t *testing.T) {
 // writes again only once no other node claims.
 func TestFollowPromotionSplitBrainOutlivesPrimaryReturn(t *testing.T) {
 	fc := openFollow(t)
-	fc.r1.SetStatus(fakedriver.Status{LSN: "0/2000", ReplayAge: -1})
-	fc.r2.SetStatus(fakedriver.Status{LSN: "0/2000", ReplayAge: -1})
-	waitFor(t, "both replicas flagged as writable", func() bool {
-		s, _ := rwpool.Stats(fc.db)
-		return s.Nodes[1].RoleMismatch() && s.Nodes[2].RoleMismatch()
-	})
-	fc.p.SetDown(true)
-	waitFor(t, "writes refused as split brain", func() bool {
-		_, err := fc.write()
-		return errors.Is(err, rwpool.ErrSplitBrain)
-	})
+	fc.splitBrain(t)
 	fc.p.SetDown(false)
 	waitFor(t, "the primary available again", func() bool {
 		s, _ := rwpool.Stats(fc.db)
