@@ -255,6 +255,28 @@ func (c *Connector) splitRefusal() error {
 	return nil
 }
 
+// splitReadRefusal returns the error a read with something to prove (a
+// session's, after its writes, reads or a resumed token; one with a
+// staleness bound) gets during a split brain, nil without one. What such
+// a read may rely on is measured against the primary's position: while
+// several nodes claim to be the primary, rwpool does not know which one
+// the others follow, nor whose positions a token from elsewhere carries
+// (a MariaDB primary back on its old history writes sequence numbers the
+// new one also writes), so a replica that seems to have a position may
+// lack it. Found by TestSimulation: a session read a row on the claimant
+// that was the real primary, and its next read, on a replica behind it,
+// missed the row (the primary rwpool knew bounded nothing).
+func (c *Connector) splitReadRefusal() error {
+	e := c.follow.split.Load()
+	if e == nil {
+		return nil
+	}
+	if ne, ok := (*e).(*nodeError); ok {
+		return &nodeError{node: ne.node, op: "session read", err: ne.err}
+	}
+	return *e
+}
+
 // followBar is what a node has yet to show, after a followed promotion,
 // to be seen following the new primary (checkFollowing).
 type followBar struct {

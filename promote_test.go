@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/rwpool/rwpool"
 	"github.com/rwpool/rwpool/internal/fakedriver"
@@ -252,6 +253,29 @@ func TestFollowPromotionSplitBrainOutlivesPrimaryReturn(t *testing.T) {
 		node, err := fc.write()
 		return err == nil && node == "primary"
 	})
+}
+
+// During a split brain, a read with something to prove (a session that
+// read or wrote, a resumed token, a staleness bound) fails with
+// ErrSplitBrain: its proof is measured against the primary's position,
+// and rwpool does not know which claimant the others follow. Plain reads,
+// and a new session's first read, still run.
+func TestFollowPromotionSplitBrainRefusesSessionReads(t *testing.T) {
+	fc := openFollow(t)
+	session := rwpool.WithSession(context.Background())
+	simRead(t, fc.db, session) // the session has read: its next read proves something
+	fc.splitBrain(t)
+	var node string
+	err := fc.db.QueryRowContext(session, "SELECT node").Scan(&node)
+	if !errors.Is(err, rwpool.ErrSplitBrain) || !errors.Is(err, rwpool.ErrUnavailable) {
+		t.Fatalf("a session's second read during split brain: %v (served by %q), want ErrSplitBrain and ErrUnavailable", err, node)
+	}
+	err = fc.db.QueryRowContext(rwpool.WithMaxStaleness(context.Background(), time.Second), "SELECT node").Scan(&node)
+	if !errors.Is(err, rwpool.ErrSplitBrain) {
+		t.Errorf("a bounded-staleness read during split brain: %v, want ErrSplitBrain", err)
+	}
+	simRead(t, fc.db, context.Background())
+	simRead(t, fc.db, rwpool.WithSession(context.Background()))
 }
 
 // A replica that turns writable while the primary is healthy and writable

@@ -103,6 +103,11 @@ type readPlan struct {
 // session with one.
 func (c *Connector) planRead(ctx context.Context, o ctxOpts) (readPlan, error) {
 	var plan readPlan
+	if c.follow.split.Load() != nil && (o.staleness > 0 || o.session != nil && o.session.proves()) {
+		if err := c.splitReadRefusal(); err != nil {
+			return readPlan{}, err
+		}
+	}
 	if d := o.staleness; d > 0 {
 		p, err := c.primarySince(ctx, time.Now().Add(-d))
 		if err != nil {
@@ -215,6 +220,14 @@ func (p *readPlan) served(n *node) {
 		s.seen = s.seen.Merge(n.repl.position())
 	}
 	s.mu.Unlock()
+}
+
+// proves reports whether a read of s has something to prove: the
+// session wrote, read, or resumed a token.
+func (s *session) proves() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.resumed || !s.wroteAt.IsZero() || s.last != nil
 }
 
 // sawUpTo records that p, the primary's position at the end of the
