@@ -32,29 +32,19 @@ import (
 // old holder any more, and fails on its own.
 //
 // The cost: one dial (a new server session) and one identity query per
-// replica every endpointCheckEvery × check_interval (10 s by default), and
-// one dial per primary as often.
+// replica every endpointCheckEvery × check_interval (10 s by default).
 
-// endpointCheckEvery is how many probes of a node go by between freshly
-// dialled ones.
+// endpointCheckEvery is how many probes of a replica go by between
+// freshly dialled ones.
 const endpointCheckEvery = 5
 
 // checkEndpoint reports whether this probe of n should dial anew to check
 // where its endpoint leads.
-//
-// A primary is dialled anew as often. Its endpoint moving to a new primary
-// shows when the old one answers read-only (fence.go), but one moving
-// away from a writable server shows nowhere else: the old connections,
-// the checker's among them, still reach that server and are still
-// writable, while every new one reaches another (found by TestSimulation:
-// with follow_promotion, a replica whose endpoint led to the server a
-// failover promoted was followed as the primary; its endpoint then went
-// back to its own replica, and rwpool kept writing through the old
-// connections and never followed the real primary). The fresh dial
-// becomes the checker's connection: a read-only server reached there is
-// reported so (RoleMismatch), as the endpoint now leads.
 func (n *node) checkEndpoint() bool {
-	if n.health.RoleMismatch() && !n.isPrimary() {
+	if n.isPrimary() {
+		return false // fence.go: a primary is checked when it answers read-only
+	}
+	if n.health.RoleMismatch() {
 		return true
 	}
 	return n.probes.Add(1)%endpointCheckEvery == 0

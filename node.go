@@ -31,7 +31,7 @@ type node struct {
 	trip         atomic.Pointer[tripCtx]           // cancelled when the node trips (rescue.go)
 	nudged       atomic.Int64                      // monoNow of the last probe statements asked of this unavailable node
 	refreshProbe atomic.Bool                       // the health checker's next probe dials anew (retire)
-	probes       atomic.Int64                      // probes, for endpointCheckEvery
+	probes       atomic.Int64                      // probes of a replica, for endpointCheckEvery
 	stuckProbes  atomic.Int64                      // probes abandoned on a hung server still in the driver (probe)
 	stuckAt      atomic.Int64                      // monoNow of the last probe abandoned (probe)
 	endpoint     endpointSeen                      // the servers a replica's endpoint led to (endpoint.go)
