@@ -190,6 +190,7 @@ func (c *Connector) newNode(real driver.Driver, nc dsn.Node) (*node, error) {
 		}
 	}
 	n := &node{c: c, cfg: nc, conn: nodeConnector{Connector: rc, dsn: nc.DSN, c: c}}
+	n.conn.probeOf = n
 	n.addrHost, n.addrPort = nc.Address()
 	n.newTrip()
 	n.health = breaker.NewNode(nc.Name, nc.Role.String(), func(e Event) {

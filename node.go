@@ -193,6 +193,11 @@ type nodeConnector struct {
 	dsn  string
 	c    *Connector
 	pool *node // the node whose pool dials with it; nil for the health checker's
+	// probeOf is the node whose probes dial with it (the health checker's):
+	// a dial abandoned in the driver counts as a stuck probe (probeStuck),
+	// so that a node whose dials hang collects one stuck dial, not one per
+	// probe.
+	probeOf *node
 }
 
 // dialled is what one dial of nodeConnector returns.
@@ -209,11 +214,20 @@ func (r nodeConnector) Connect(ctx context.Context) (driver.Conn, error) {
 		d, err = await(&r.c.bg, ctx, func() (dialled, error) {
 			return r.dial(ctx)
 		}, func(d dialled, err error) {
+			if n := r.probeOf; n != nil {
+				n.stuckProbes.Add(-1) // the driver let go of the dial
+			}
 			if err == nil { // drivers may return a typed nil with an error
 				d.conn.Close()
 			}
 		})
 		if err == errAbandoned {
+			if n := r.probeOf; n != nil {
+				// Counted until the driver lets go; the cleanup may have
+				// run already, which leaves the count at zero.
+				n.stuckProbes.Add(1)
+				n.stuckAt.Store(monoNow())
+			}
 			err = ctx.Err()
 		}
 	} else {
