@@ -194,8 +194,7 @@ func (e *endpointSeen) moved() bool {
 // connection: the next probe need not dial again after a move) rather
 // than one the pool dialled.
 func (n *node) sameServer(ident string, probe bool) {
-	n.endpoint.mu.Lock()
-	n.recordServerLocked(ident, probe)
+	n.recordServer(ident, probe, 0, false)
 }
 
 // dialSeq returns the sequence number a pool dial starting now compares
@@ -210,18 +209,41 @@ func (e *endpointSeen) dialSeq() (uint64, bool) {
 // (dialSeq): its identity is dropped if another was recorded since, as
 // it may have been reached before a move the other shows (or recorded).
 func (n *node) sameServerDialled(ident string, seq uint64) {
-	n.endpoint.mu.Lock()
-	if n.endpoint.seq != seq {
-		n.endpoint.mu.Unlock()
-		return
-	}
-	n.recordServerLocked(ident, false)
+	n.recordServer(ident, false, seq, true)
 }
 
-// recordServerLocked is sameServer with n.endpoint.mu held; it unlocks it.
-func (n *node) recordServerLocked(ident string, probe bool) {
+// recordServer records ident (sameServer), unless checkSeq and another
+// identity was recorded since seq, and acts on what it shows: an unknown
+// server is confirmed at the next probe, a move retires n's connections.
+func (n *node) recordServer(ident string, probe bool, seq uint64, checkSeq bool) {
 	server := replication.IdentityServer(replication.Flavor(n.c.flav.Load()), ident)
 	e := &n.endpoint
+	e.mu.Lock()
+	if checkSeq && e.seq != seq {
+		e.mu.Unlock()
+		return
+	}
+	unknown, moved := e.recordLocked(server)
+	e.mu.Unlock()
+	switch {
+	case moved > 0:
+		refresh := n.refreshProbe.Load()
+		n.retire(fmt.Errorf("%w: %d freshly dialled connections in a row reach other servers than before", errReplicaMoved, moved))
+		if probe {
+			// The probe connection that found it is a fresh one: no
+			// need to dial again.
+			n.refreshProbe.Store(refresh)
+		}
+	case unknown:
+		n.refreshProbe.Store(true) // confirm at the next probe
+	}
+}
+
+// recordLocked counts a fresh dial that reached server, with e.mu held. It
+// reports whether the server is not known behind the endpoint, and, when
+// that completes a move (moved), the dials of the run that showed it
+// (else 0).
+func (e *endpointSeen) recordLocked(server string) (unknown bool, moved int) {
 	e.seq++
 	e.reads++
 	adopt := e.adopt
@@ -245,24 +267,15 @@ func (n *node) recordServerLocked(ident string, probe bool) {
 		}
 		e.run[server] = true
 		if e.runLen++; !e.moved() {
-			n.refreshProbe.Store(true) // confirm at the next probe
-			break
+			return true, 0
 		}
 		dials := e.runLen
 		// What the endpoint leads to now is learnt from the run's dials
 		// on (learnEndpoint).
 		e.servers, e.known, e.run, e.runLen, e.reads = e.run, e.runLen, nil, 0, e.runLen
-		e.mu.Unlock()
-		refresh := n.refreshProbe.Load()
-		n.retire(fmt.Errorf("%w: %d freshly dialled connections in a row reach other servers than before", errReplicaMoved, dials))
-		if probe {
-			// The probe connection that found it is a fresh one: no
-			// need to dial again.
-			n.refreshProbe.Store(refresh)
-		}
-		return
+		return true, dials
 	}
-	e.mu.Unlock()
+	return false, 0
 }
 
 // wantsIdentity reports whether the status of n just read on conn (st)

@@ -138,13 +138,11 @@ func (n *node) failed(err error) {
 func (n *node) confirm(cause func(error) error) {
 	if !n.confirming.CompareAndSwap(false, true) {
 		n.reconfirm.Store(&cause)
-		if n.confirming.CompareAndSwap(false, true) {
-			// The probe ended meanwhile, maybe before seeing the
-			// request: this one runs it.
-			n.reconfirm.Store(nil)
-		} else {
+		if !n.confirming.CompareAndSwap(false, true) {
 			return
 		}
+		// The probe ended meanwhile, maybe before seeing the request:
+		// this one runs it.
 	}
 	n.reconfirm.Store(nil) // what asked before this probe began, it answers
 	if !n.c.bg.Go(func() {

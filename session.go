@@ -103,10 +103,8 @@ type readPlan struct {
 // session with one.
 func (c *Connector) planRead(ctx context.Context, o ctxOpts) (readPlan, error) {
 	var plan readPlan
-	if c.follow.split.Load() != nil && (o.staleness > 0 || o.session != nil && o.session.proves()) {
-		if err := c.splitReadRefusal(); err != nil {
-			return readPlan{}, err
-		}
+	if err := c.splitReadRefusal(); err != nil && (o.staleness > 0 || o.session != nil && o.session.proves()) {
+		return readPlan{}, err
 	}
 	if d := o.staleness; d > 0 {
 		p, err := c.primarySince(ctx, time.Now().Add(-d))

@@ -12,9 +12,9 @@ import (
 // slot (conn.cur), and one goroutine per Connector, the sweeper, looks at
 // every slot each sweepEvery. A read it finds over is forgotten; one it
 // finds running after its node tripped is rescued, and one whose caller's
-// context ended is ended, as the watcher would have; one older than
-// sweepEvery is armed: handed to its watcher, which from then on reacts at
-// once and times its hedge and its suspicion.
+// context ended is ended, as the watcher would have; one still running at
+// its second sweep is armed: handed to its watcher, which from then on
+// reacts at once and times its hedge and its suspicion.
 //
 // Why: the hand-off to the watcher (a channel send that wakes a goroutine,
 // and the timer it sets) was most of what rwpool added to a read with a
