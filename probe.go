@@ -65,6 +65,12 @@ func (n *node) probe(conn *driver.Conn, fresh bool) (time.Duration, error) {
 		if got != nil {
 			got.Close()
 		}
+		if err == ErrClosed && reuse != nil {
+			// Close has begun and the call never ran: the connection it
+			// was handed is this function's to close (the checker's own,
+			// which it gave up above).
+			reuse.Close()
+		}
 		if reuse != nil && health.IsConnError(err) {
 			// The server closed the checker's connection (an outage, a
 			// restart): the next server reached is taken as it is, not as
