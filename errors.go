@@ -225,6 +225,38 @@ func txConnLost(n *node, err error) error {
 	return fmt.Errorf("rwpool: node %s: connection lost in a transaction: %v", n.cfg.Name, err)
 }
 
+// txEndLost is the error of a COMMIT or ROLLBACK (what) that lost its
+// connection where the transaction's fate does not matter (a read-only
+// transaction on a replica, a rollback) or is known: the driver's error,
+// less driver.ErrBadConn, which errors.As still reaches. database/sql
+// answers driver.ErrBadConn from a *sql.Conn's transaction by closing the
+// Conn, which waits for the rows still open on that Conn, in the
+// goroutine that holds them (inside Tx.Commit): a deadlock. It never
+// retries a COMMIT or ROLLBACK, so the error's word is worth nothing
+// there; the lease is lost (settle), and IsValid has database/sql discard
+// the connection.
+func txEndLost(n *node, what string, err error) error {
+	if !errors.Is(err, driver.ErrBadConn) {
+		return err
+	}
+	name := "?"
+	if n != nil {
+		name = n.cfg.Name
+	}
+	return &badConnHidden{msg: fmt.Sprintf("rwpool: node %s: connection lost at %s: %v", name, what, err), cause: err}
+}
+
+// badConnHidden is an error whose cause wraps driver.ErrBadConn, where
+// database/sql must not see it (txEndLost): errors.As reaches the cause,
+// errors.Is does not.
+type badConnHidden struct {
+	msg   string
+	cause error
+}
+
+func (e *badConnHidden) Error() string      { return e.msg }
+func (e *badConnHidden) As(target any) bool { return errors.As(e.cause, target) }
+
 // readOnlyError is returned, at once, for a write while the primary
 // reports itself read-only.
 type readOnlyError struct{ node string }

@@ -36,7 +36,7 @@ func (t *tx) Commit() error {
 		// transaction may have committed or not.
 		return writeLost(n, "the COMMIT", err)
 	}
-	return err
+	return txEndLost(n, "COMMIT", err)
 }
 
 // Rollback rolls the real transaction back and ends it on the lease.
@@ -47,11 +47,12 @@ func (t *tx) Rollback() error {
 		return err
 	}
 	start := stmtStart{at: monoNow(), ctx: t.ctx}
+	n := l.n
 	err := t.tx.Rollback()
-	t.vc.c.txEnds(l.n, start, err)
+	t.vc.c.txEnds(n, start, err)
 	l.txSessions = nil
 	l.endTx(err, t.vc.c.primaryNode())
-	return err
+	return txEndLost(n, "ROLLBACK", err)
 }
 
 // txEnds records a COMMIT or ROLLBACK that began at start on n (nil once
