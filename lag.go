@@ -143,6 +143,9 @@ func (n *node) observeOn(at time.Time, st replication.Status, ident string, err 
 		}
 		return
 	}
+	if !n.c.cfg.FollowPromotion && n.writableAway(st.ReadOnly) {
+		return // out of reads whatever its lag
+	}
 	lag, atLeast, ok := n.c.history.Lag(at, st.Pos)
 	if st.ReplayAge >= 0 && (!ok || atLeast || lag > 0) {
 		// PostgreSQL's own clock of its last replayed commit bounds the

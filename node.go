@@ -43,6 +43,10 @@ type node struct {
 	roleSince  atomic.Int64              // UnixNano of the last role change; 0: the DSN's role
 	repl       replState                 // role, position and lag as last read
 
+	// Without follow_promotion (writable.go)
+	seenReadOnly atomic.Bool // the replica reported itself read-only once
+	wentWritable atomic.Bool // and writable since: out of reads until read-only again
+
 	latency            [numKinds][numOutcomes]latency.Histogram // statement times by kind and outcome (observe.go)
 	addrHost, addrPort string                                   // where the DSN says the server is (StatementInfo)
 	failoverWaits      atomic.Int64                             // writes sent here after waiting for a writable primary (failover_wait)

@@ -56,7 +56,7 @@ func (r *simRun) checkRotation(healed time.Duration) {
 		last = snap
 		all := true
 		for _, n := range snap.Nodes {
-			all = all && n.State == rwpool.Available && !n.Rejoining
+			all = all && (n.State == rwpool.Available && !n.Rejoining || r.leadsToPrimary(n))
 		}
 		if all && wrote {
 			return
@@ -85,6 +85,20 @@ func (r *simRun) checkRotation(healed time.Duration) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// leadsToPrimary reports whether n is a replica node out of reads because
+// it reports itself writable (writable.go) and rightly so: its endpoint
+// leads to the primary's server, the failover having promoted that one
+// behind the primary's endpoint (without follow_promotion). Its reads go
+// to the primary node, the same server; it stays out until the server is
+// a replica again.
+func (r *simRun) leadsToPrimary(n rwpool.NodeStats) bool {
+	if r.p.Follow || n.Role != "replica" || n.State != rwpool.Lagging || n.Reports != "writable" {
+		return false
+	}
+	eps := r.cl.EndpointServers(r.nodeEP[n.Name])
+	return len(eps) == 1 && eps[0] == r.cl.Primary()
 }
 
 // checkClose: after Close, no connection, driver rows or goroutine of the
