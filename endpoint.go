@@ -295,8 +295,12 @@ func (n *node) wantsIdentity(primary bool, st replication.Status, dialled bool) 
 // writable again, after read-only (wasRO), comes from another server: the
 // endpoint moved to a new primary. The same server writable again (its
 // read-only setting toggled, a restart) is a role change: its connections
-// are still the right ones. Without both identities, it is taken for a
-// move, as a fresh connection reaching a writable server may be one.
+// are still the right ones. Without both identities (an identity query
+// timed out on a slow server) it is no move: taken for one, a healthy
+// pool was retired and EndpointMoved raised for an endpoint nobody moved
+// (TestSimulation). A real switchover whose identities went unread is
+// still found by the fence: a write answered read-only dials anew and
+// compares the servers (fence.go).
 func (n *node) primaryMoved(wasRO, ro bool, ident string) bool {
 	server := ident
 	if ident != "" {
@@ -316,7 +320,7 @@ func (n *node) primaryMoved(wasRO, ro bool, ident string) bool {
 	}
 	old := e.readOnly
 	e.roSeen, e.readOnly = false, ""
-	return wasRO && (old == "" || server == "" || old != server)
+	return wasRO && old != "" && server != "" && old != server
 }
 
 // errReplicaMoved is the cause of a replica's EndpointMoved event.

@@ -539,3 +539,27 @@ func TestEndpointMoveSeenByPoolDial(t *testing.T) {
 		t.Error("the old server's position is still taken as the replica's after the move")
 	}
 }
+
+// A primary's read-only spell whose server identity could not be read at
+// one end (the identity query timed out on a slow server) is no move: a
+// move needs two identities that differ. Taken for one, it retired a
+// healthy pool and raised EndpointMoved for an endpoint nobody moved.
+// A real switchover behind the endpoint is still found by the fence (a
+// write answered read-only dials anew and compares identities). Found by
+// TestSimulation (false-move on p, seed 7096661902657424395).
+func TestPrimaryToggleWithUnknownIdentityIsNotAMove(t *testing.T) {
+	rig := newEndpointRig(t, "uid-p", "uid-r", map[string]string{"uid-p": "10.0.0.1:5432", "uid-r": "10.0.0.3:5432"}, "uid-p")
+	p := rig.c.primaryNode()
+	const ident = "10.0.0.1:5432/2026-12-01 10:00:00+00"
+	for _, c := range []struct{ ro, rw string }{{"", ident}, {ident, ""}, {"", ""}} {
+		if p.primaryMoved(false, true, c.ro) {
+			t.Fatal("a read-only answer taken for a move")
+		}
+		if p.primaryMoved(true, false, c.rw) {
+			t.Errorf("read-only on %q, writable again on %q: taken for a move", c.ro, c.rw)
+		}
+	}
+	if p.primaryMoved(false, true, ident) || !p.primaryMoved(true, false, "10.0.0.2:5432/2026-12-01 10:00:00+00") {
+		t.Error("read-only on one server, writable on another: not taken for a move")
+	}
+}
