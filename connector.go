@@ -46,6 +46,7 @@ type Connector struct {
 	hedges      hedgeBudget            // hedge_budget's accounting (hedge.go)
 	sweep       sweeper                // watches reads in flight (sweep.go)
 	flav        atomic.Uint32          // replication.Flavor, once known
+	noTimeline  atomic.Bool            // the PostgreSQL status query without timelines (readStatus)
 	history     replication.History    // the primary's recent positions, for replica lag
 	fresh       freshPrimary           // the primary's newest position and when it was asked (staleness.go)
 	clusterID   atomic.Pointer[uint32] // the cluster's token tag, once read (token.go)

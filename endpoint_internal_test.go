@@ -417,10 +417,13 @@ func TestPromotionForgetsKnownPositions(t *testing.T) {
 	if c.primaryNode() != r {
 		t.Fatal("the writable replica was not followed")
 	}
-	for _, n := range []*node{p, r} {
-		if !n.repl.position().IsZero() {
-			t.Errorf("%s still knows position %v from before the promotion", n.cfg.Name, n.repl.position())
-		}
+	if !p.repl.position().IsZero() {
+		t.Errorf("the demoted primary still knows position %v from before the promotion", p.repl.position())
+	}
+	// The new primary's own, read by the status that made it claim, is
+	// of the new history: kept, for its timeline (promotedSince).
+	if !r.repl.position().Covers(old) {
+		t.Errorf("the new primary forgot its own position (%v)", r.repl.position())
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rwpool/rwpool/internal/driverinfo"
 	"github.com/rwpool/rwpool/internal/replication"
 	"github.com/rwpool/rwpool/routing"
 )
@@ -92,7 +93,16 @@ func (n *node) readStatus(ctx context.Context, conn driver.Conn) (replication.St
 	if f == replication.Unknown {
 		return replication.Status{}, errNoFlavor
 	}
-	row, err := firstRow(ctx, conn, replication.StatusQuery(f, n.isPrimary()))
+	timeline := f == replication.Postgres && !n.c.noTimeline.Load()
+	row, err := firstRow(ctx, conn, replication.StatusQuery(f, n.isPrimary(), timeline))
+	if err != nil && timeline && driverinfo.Refused(err) {
+		// A role that may not read the timeline (pg_control_checkpoint()
+		// revoked from PUBLIC), or a server that only speaks PostgreSQL's
+		// protocol: positions go without timelines from now on, as they
+		// did before rwpool read them, rather than with no status at all.
+		n.c.noTimeline.Store(true)
+		row, err = firstRow(ctx, conn, replication.StatusQuery(f, n.isPrimary(), false))
+	}
 	if err != nil {
 		return replication.Status{}, fmt.Errorf("status query: %w", err)
 	}

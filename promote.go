@@ -140,11 +140,24 @@ func (c *Connector) claimants(cur *node) []*node {
 		// A node whose endpoint balances over several servers is no
 		// primary, whichever of them answered writable: its next
 		// connection may reach another.
-		if n != cur && !n.health.Tripped() && n.reportsWritable() && !n.unfollowed.Load() && !n.endpoint.balancing() {
+		if n != cur && !n.health.Tripped() && n.reportsWritable() && (!n.unfollowed.Load() || n.promotedSince(cur)) && !n.endpoint.balancing() {
 			claim = append(claim, n)
 		}
 	}
 	return claim
+}
+
+// promotedSince reports whether n, a primary demoted by a followed
+// promotion and not seen read-only since, is writable on a later
+// PostgreSQL timeline than cur's: promoted after cur was, so not its old
+// self back with writes cur lacks, which is on an older one. It followed
+// cur, unseen, and was promoted when cur failed (a switchover and a crash
+// failover in a row, faster than a check_interval). Only PostgreSQL
+// positions carry a timeline; elsewhere, or while either is unknown, n
+// claims nothing until it is seen read-only.
+func (n *node) promotedSince(cur *node) bool {
+	mine, theirs := n.repl.position().Timeline(), cur.repl.position().Timeline()
+	return mine != 0 && theirs != 0 && mine > theirs
 }
 
 // leadsToOneServer reports whether n's endpoint leads to one server, as a
@@ -194,7 +207,13 @@ func (c *Connector) promote(old, n *node) {
 			x.unfollowed.Store(true)
 		}
 	}
+	// The new primary's own position, just read in the status that made
+	// it claim, is of the new history by definition: kept, as its
+	// timeline tells a later promotion from its old self's return
+	// (promotedSince) before n's next status read.
+	pos := n.repl.position()
 	c.forgetPositions()
+	n.repl.advance(pos)
 	c.prim.Store(n)
 	c.follow.epoch.Add(1)
 	now := time.Now()

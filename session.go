@@ -348,7 +348,19 @@ func (s *session) resolved(p replication.Position, n int) {
 func (c *Connector) writtenPosition(ctx context.Context, pc *pool.Conn) (replication.Position, error) {
 	ctx, cancel := boundCtx(ctx, c.cfg.ProbeTimeout)
 	defer cancel()
-	return c.position(ctx, pc, replication.WrittenQuery)
+	p, err := c.position(ctx, pc, replication.WrittenQuery)
+	return c.onPrimaryTimeline(p), err
+}
+
+// onPrimaryTimeline returns p, a position just read on the primary, on
+// the primary's timeline as its last status read it (0: unknown). A
+// PostgreSQL primary changes timeline only when promoted, which it was
+// before it took the write: its last status cannot be on an older one.
+// A replica on another timeline, or a crashed primary back on its old
+// one, then never passes for having applied a session's writes because
+// its LSN is as high (Position.Covers).
+func (c *Connector) onPrimaryTimeline(p replication.Position) replication.Position {
+	return p.OnTimeline(c.primaryNode().repl.position().Timeline())
 }
 
 // position reads a position on pc with the query of the cluster's flavor
@@ -381,6 +393,7 @@ func (c *Connector) primaryPosition(ctx context.Context) (replication.Position, 
 	defer cancel()
 	asked := time.Now()
 	p, err := c.position(ctx, pc, replication.CurrentQuery)
+	p = c.onPrimaryTimeline(p)
 	if _, err = n.settle(ctx, pc, err); err == nil {
 		n.repl.advance(p)
 		c.fresh.note(asked, p)
@@ -410,6 +423,12 @@ func (c *Connector) caughtUp(ctx context.Context, pc *pool.Conn, n *node, target
 		ok, at, err := replication.Applied(target, v)
 		if err != nil {
 			return false, err
+		}
+		if target.Flavor() == replication.Postgres {
+			// The replay position read is an LSN alone: it is on the
+			// timeline n's last status read (0: unknown, LSNs decide).
+			at = at.OnTimeline(n.repl.position().Timeline())
+			ok = at.Covers(target)
 		}
 		n.repl.advance(at)
 		// MariaDB and MySQL waited on the server; PostgreSQL has no such

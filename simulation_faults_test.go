@@ -6,6 +6,8 @@ package rwpool_test
 import (
 	"slices"
 	"time"
+
+	"github.com/rwpool/rwpool/internal/simcluster"
 )
 
 // simAction is a fault starting, or ending (undo).
@@ -80,11 +82,14 @@ func (r *simRun) runFaults(stop <-chan struct{}) {
 		// after the heal (rotation); 1 of 74 runs. A second switchover
 		// right after the first does the same (rotation: MariaDB, two
 		// switchovers 91 ms apart, seed 7855082158191307307, 1 of 152
-		// runs). Until it is fixed the exploration leaves these
-		// schedules out; -sim.strict keeps them.
+		// runs). On PostgreSQL, positions carry their timeline now, and
+		// a demoted primary writable on a later timeline than the
+		// current primary's claims (promotedSince); MariaDB's GTIDs give
+		// no such order, so until it is fixed there the exploration
+		// leaves these schedules out on MariaDB; -sim.strict keeps them.
 		// Shrunk plan (about 1 replay in 4 fails):
 		// {"Seed":6408752596797295593,"Flavor":1,"Replicas":1,"Follow":true,"PoolSize":6,"Workers":3,"Ops":["read-bg","write","lease","session-read"],"Dur":1983000000,"Faults":[{"At":20000000,"Kind":"switchover","Target":"primary","For":115000000,"Amount":201000000},{"At":177000000,"Kind":"crash-failover","Target":"replica","Pick":7,"For":384000000,"Amount":48000000}]}
-		if (f.Kind == "crash-failover" || f.Kind == "switchover") && r.p.Follow && !*simStrict && r.since()-settled < simDetect {
+		if (f.Kind == "crash-failover" || f.Kind == "switchover") && r.p.Follow && r.p.Flavor == simcluster.MariaDB && !*simStrict && r.since()-settled < simDetect {
 			r.logf("fault %s skipped: known open, a promotion right after a followed switchover", f)
 			continue
 		}

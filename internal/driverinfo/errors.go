@@ -73,6 +73,20 @@ func ReadOnly(err error) bool {
 	return false
 }
 
+// Refused reports whether err is a PostgreSQL server's refusal of a query
+// it will refuse every time: SQLSTATE class 42 (a function or view this
+// role may not use, or that this server lacks: 42501, 42883, 42P01) or
+// 0A000 (not supported, as by a server that only speaks PostgreSQL's
+// protocol). Not a broken connection, not a timeout.
+func Refused(err error) bool {
+	var st interface{ SQLState() string }
+	if !errors.As(err, &st) {
+		return false
+	}
+	code := st.SQLState()
+	return len(code) == 5 && code[:2] == "42" || code == "0A000"
+}
+
 // mysqlInvalidConn is the text of go-sql-driver/mysql's ErrInvalidConn, a
 // plain errors.New value with which it reports a connection that broke
 // mid-statement or mid-handshake.

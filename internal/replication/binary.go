@@ -11,7 +11,8 @@ import (
 // token round-trips byte for byte) and checked strictly when read back,
 // since a token comes from outside the process.
 //
-//	Postgres: 'p', the LSN as a uvarint
+//	Postgres: 'p', the LSN as a uvarint; 'P' for a position whose
+//	          timeline is known: the timeline, then the LSN, as uvarints
 //	MariaDB:  'm', the number of domains as a uvarint, then for each
 //	          domain in increasing order its id, server id and sequence
 //	          number as uvarints
@@ -20,6 +21,7 @@ import (
 //	          tokens: they are bounded, not compressed)
 const (
 	binPostgres = 'p'
+	binTimeline = 'P'
 	binMariaDB  = 'm'
 	binMySQL    = 'y'
 
@@ -41,7 +43,12 @@ func (p Position) AppendBinary(b []byte) []byte {
 	}
 	switch p.flavor {
 	case Postgres:
-		b = append(b, binPostgres)
+		if p.tli != 0 {
+			b = append(b, binTimeline)
+			b = binary.AppendUvarint(b, uint64(p.tli))
+		} else {
+			b = append(b, binPostgres)
+		}
 		b = binary.AppendUvarint(b, p.lsn)
 	case MariaDB:
 		b = append(b, binMariaDB)
@@ -70,12 +77,17 @@ func DecodeBinary(b []byte) (Position, []byte, error) {
 	kind, b := b[0], b[1:]
 	var ok bool
 	switch kind {
-	case binPostgres:
-		var lsn uint64
+	case binPostgres, binTimeline:
+		var tli, lsn uint64
+		if kind == binTimeline {
+			if tli, b, ok = uvarint(b, math.MaxUint32); !ok || tli == 0 {
+				return Position{}, nil, errBinary
+			}
+		}
 		if lsn, b, ok = uvarint(b, math.MaxUint64); !ok || lsn == 0 {
 			return Position{}, nil, errBinary
 		}
-		return Position{flavor: Postgres, lsn: lsn}, b, nil
+		return Position{flavor: Postgres, tli: uint32(tli), lsn: lsn}, b, nil
 	case binMariaDB:
 		var n uint64
 		if n, b, ok = uvarint(b, MaxBinaryDomains); !ok || n == 0 {

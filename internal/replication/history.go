@@ -27,11 +27,20 @@ type sample struct {
 
 // Add records that the primary was at pos at time at. Samples must be
 // added in time order; one that does not move forward in time is ignored.
+// A sample on another PostgreSQL timeline than the newest one starts the
+// history anew: the older samples name points of another history, which
+// no node on the new one covers (Position.Covers), and every replica
+// would read as far behind as the oldest of them.
 func (h *History) Add(at time.Time, pos Position) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.n > 0 && !at.After(h.at(h.n-1).at) {
 		return
+	}
+	if h.n > 0 {
+		if last := h.at(h.n - 1).pos.Timeline(); last != 0 && pos.Timeline() != 0 && last != pos.Timeline() {
+			h.n = 0
+		}
 	}
 	h.samples[h.next] = sample{at, pos}
 	h.next = (h.next + 1) % historySize

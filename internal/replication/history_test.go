@@ -98,11 +98,11 @@ func TestParseStatus(t *testing.T) {
 		t.Error("FlavorOf")
 	}
 	for _, f := range []Flavor{Postgres, MariaDB, MySQL} {
-		if StatusQuery(f, true) == "" || StatusQuery(f, false) == "" || WrittenQuery(f) == "" {
+		if StatusQuery(f, true, true) == "" || StatusQuery(f, false, false) == "" || WrittenQuery(f) == "" {
 			t.Errorf("%s: missing query", f)
 		}
 	}
-	if StatusQuery(Unknown, true) != "" || WrittenQuery(Unknown) != "" {
+	if StatusQuery(Unknown, true, true) != "" || WrittenQuery(Unknown) != "" {
 		t.Error("queries for an unknown flavor")
 	}
 }

@@ -37,6 +37,7 @@ func (f Flavor) String() string {
 // everything. Positions are immutable values.
 type Position struct {
 	flavor Flavor
+	tli    uint32      // Postgres: the timeline the LSN is on; 0 if unknown
 	lsn    uint64      // Postgres
 	seqs   []domainSeq // MariaDB, sorted by domain
 	sets   []uuidSet   // MySQL, sorted by source
@@ -61,6 +62,18 @@ type interval struct{ lo, hi uint64 }
 // Flavor returns the position's flavor; Unknown for the zero Position.
 func (p Position) Flavor() Flavor { return p.flavor }
 
+// Timeline returns a PostgreSQL position's timeline, 0 if unknown.
+func (p Position) Timeline() uint32 { return p.tli }
+
+// OnTimeline returns p on PostgreSQL timeline tli (0: unknown). Other
+// flavors, and the zero Position, have no timeline: p itself.
+func (p Position) OnTimeline(tli uint32) Position {
+	if p.flavor == Postgres && !p.IsZero() {
+		p.tli = tli
+	}
+	return p
+}
+
 // IsZero reports whether p is the zero Position.
 func (p Position) IsZero() bool {
 	return p.lsn == 0 && len(p.seqs) == 0 && len(p.sets) == 0
@@ -68,7 +81,13 @@ func (p Position) IsZero() bool {
 
 // Covers reports whether a node at p has applied everything up to q. A
 // zero q is covered by everything; positions of different flavors cover
-// nothing (the node is not what the caller thinks).
+// nothing (the node is not what the caller thinks). PostgreSQL positions
+// whose timelines are both known and differ cover nothing either: an LSN
+// names a point of one history, and a node on another timeline holds
+// other WAL at that LSN (a crashed primary back on its old timeline, past
+// the fork) or reached it by a path the caller cannot check (the fork
+// point is in the timeline's history file, which rwpool does not read).
+// Where a timeline is unknown, LSNs alone decide, as before timelines.
 func (p Position) Covers(q Position) bool {
 	if q.IsZero() {
 		return true
@@ -78,6 +97,9 @@ func (p Position) Covers(q Position) bool {
 	}
 	switch q.flavor {
 	case Postgres:
+		if p.tli != 0 && q.tli != 0 && p.tli != q.tli {
+			return false
+		}
 		return p.lsn >= q.lsn
 	case MariaDB:
 		for _, d := range q.seqs {
@@ -123,7 +145,8 @@ func (p Position) SameSources(q Position) bool {
 
 // Merge returns a position covering both p and q: where a session has
 // written, after two writes. Positions of different flavors do not merge:
-// the newer one, q, wins.
+// the newer one, q, wins; nor do PostgreSQL positions on two known
+// timelines: the later timeline's wins.
 func (p Position) Merge(q Position) Position {
 	switch {
 	case q.IsZero():
@@ -133,7 +156,13 @@ func (p Position) Merge(q Position) Position {
 	}
 	switch p.flavor {
 	case Postgres:
-		return Position{flavor: Postgres, lsn: max(p.lsn, q.lsn)}
+		if p.tli != 0 && q.tli != 0 && p.tli != q.tli {
+			if p.tli > q.tli {
+				return p
+			}
+			return q
+		}
+		return Position{flavor: Postgres, tli: max(p.tli, q.tli), lsn: max(p.lsn, q.lsn)}
 	case MariaDB:
 		out := Position{flavor: MariaDB, seqs: append([]domainSeq(nil), p.seqs...)}
 		for _, d := range q.seqs {

@@ -41,17 +41,22 @@ type Status struct {
 }
 
 // StatusQuery returns the query that reads a node's Status: its role, its
-// position and, on PostgreSQL, its replay timestamp. primary says which
-// position to read: written for the primary, applied for a replica.
-func StatusQuery(f Flavor, primary bool) string {
+// position and, on PostgreSQL, its replay timestamp, and with timeline its
+// timeline (see pgTimeline). primary says which position to read: written
+// for the primary, applied for a replica.
+func StatusQuery(f Flavor, primary, timeline bool) string {
 	switch f {
 	case Postgres:
 		// transaction_read_only follows default_transaction_read_only,
 		// the way to make a PostgreSQL primary refuse writes.
-		return "SELECT pg_is_in_recovery() OR current_setting('transaction_read_only') = 'on', " +
+		q := "SELECT pg_is_in_recovery() OR current_setting('transaction_read_only') = 'on', " +
 			"(CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() ELSE pg_current_wal_lsn() END)::text, " +
 			"CASE WHEN pg_is_in_recovery() THEN COALESCE(EXTRACT(EPOCH FROM now() - pg_last_xact_replay_timestamp())::float8, -1) ELSE -1 END, " +
 			"(CASE WHEN pg_is_in_recovery() THEN pg_last_wal_receive_lsn() END)::text"
+		if timeline {
+			q += ", " + pgTimeline
+		}
+		return q
 	case MariaDB:
 		if primary {
 			return "SELECT @@read_only, @@gtid_binlog_pos"
@@ -62,6 +67,30 @@ func StatusQuery(f Flavor, primary bool) string {
 	}
 	return ""
 }
+
+// pgTimeline is the status query's fifth column: the timeline of the
+// node's position, 0 if unknown.
+//   - A primary's is its WAL insert timeline, the first eight hex digits
+//     of its current WAL file's name (pg_walfile_name: any role may call
+//     it; it refuses to run during recovery, hence the CASE). The
+//     checkpoint's timeline would not do: after a promotion it stays the
+//     old one until the next checkpoint, minutes later.
+//   - A standby's, while its WAL receiver streams, is the timeline of
+//     what it received (received_tli); without the pg_read_all_stats
+//     privilege that column reads NULL, and the timeline is unknown (0).
+//     A standby with no WAL receiver (none is running: it cannot stream,
+//     or was never told to) is on its last checkpoint's timeline, as it
+//     can replay nothing newer: a crashed primary restarted as a standby
+//     on its old timeline, which cannot stream from the new primary
+//     until it is rewound, reads as on that old timeline.
+//
+// A role that may not call pg_control_checkpoint() (it is granted to
+// PUBLIC by default) makes the whole query fail: the caller then asks
+// without a timeline.
+const pgTimeline = "CASE WHEN pg_is_in_recovery() THEN COALESCE(" +
+	"(SELECT COALESCE(received_tli, 0) FROM pg_stat_wal_receiver LIMIT 1), " +
+	"(SELECT timeline_id FROM pg_control_checkpoint())) " +
+	"ELSE ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::bigint END"
 
 // IdentityQuery returns a query whose one value tells servers apart, even
 // behind one address (a DNS name, a virtual IP, a proxy): PostgreSQL's
@@ -111,11 +140,13 @@ func ParseStatus(f Flavor, row []driver.Value) (Status, error) {
 	st := Status{ReplayAge: -1}
 	want := 2
 	if f == Postgres {
-		want = 4
-		if len(row) == 3 {
+		want = 5
+		if len(row) == 3 || len(row) == 4 {
 			// Servers that answer like PostgreSQL without the received
-			// position (the query before it was asked): nothing received.
-			want = 3
+			// position or the timeline (the query before they were
+			// asked, or asked without timeline): nothing received, no
+			// timeline known.
+			want = len(row)
 		}
 	}
 	if len(row) != want {
@@ -132,10 +163,17 @@ func ParseStatus(f Flavor, row []driver.Value) (Status, error) {
 		if age, err := strconv.ParseFloat(asString(row[2]), 64); err == nil && age >= 0 {
 			st.ReplayAge = time.Duration(age * float64(time.Second))
 		}
-		if want == 4 && row[3] != nil {
+		if want >= 4 && row[3] != nil {
 			if st.Received, err = Parse(f, asString(row[3])); err != nil {
 				return st, fmt.Errorf("replication: status: received: %w", err)
 			}
+		}
+		if want == 5 && row[4] != nil {
+			tli, err := strconv.ParseUint(asString(row[4]), 10, 32)
+			if err != nil {
+				return st, fmt.Errorf("replication: status: timeline: %q is not a timeline", short(asString(row[4])))
+			}
+			st.Pos, st.Received = st.Pos.OnTimeline(uint32(tli)), st.Received.OnTimeline(uint32(tli))
 		}
 	}
 	return st, nil

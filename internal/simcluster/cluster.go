@@ -62,6 +62,7 @@ func (f Flavor) String() string {
 // on two servers means the same history.
 type record struct {
 	lsn    uint64    // position after the record (PostgreSQL LSN)
+	tli    uint32    // the PostgreSQL timeline it was written on
 	at     time.Time // when it was written on its origin
 	commit *commit   // nil for a statement's record inside a transaction
 }
@@ -88,8 +89,9 @@ func (g gtid) String() string {
 type Server struct {
 	c    *Cluster
 	Name string
-	sid  int // server_id: MariaDB's identity and GTID origin
-	gen  int // start generation: PostgreSQL's start time; bumped by Restart
+	sid  int    // server_id: MariaDB's identity and GTID origin
+	tli  uint32 // the PostgreSQL timeline it writes on (its last promotion's)
+	gen  int    // start generation: PostgreSQL's start time; bumped by Restart
 
 	wal      []*record
 	ids      map[int64]int // row ids in wal's commit records, and how often
@@ -130,6 +132,7 @@ type Cluster struct {
 	conns      map[*conn]struct{}
 	openRows   int
 	nextSID    int
+	maxTLI     uint32 // the newest PostgreSQL timeline: a promotion starts the next
 	start      time.Time
 	maxStuck   int    // the stuck-probe bound of Violations; 0: unchecked
 	systemID   string // PostgreSQL's system identifier: the cluster's, on every server
@@ -170,7 +173,7 @@ func New(name string, f Flavor, n int, seed uint64) *Cluster {
 	}
 	for i := range n {
 		c.nextSID++
-		s := &Server{c: c, Name: fmt.Sprintf("s%d", i), sid: c.nextSID, gen: 1, ids: map[int64]int{}}
+		s := &Server{c: c, Name: fmt.Sprintf("s%d", i), sid: c.nextSID, tli: 1, gen: 1, ids: map[int64]int{}}
 		c.servers = append(c.servers, s)
 		c.endpoints[s.Name] = &endpoint{servers: []*Server{s}}
 	}
@@ -405,6 +408,12 @@ func (c *Cluster) Promote(name string) {
 	s := c.serverLocked(name)
 	s.catchUp(time.Now())
 	s.upstream, s.readOnly = nil, false // its GTIDs name its own server_id from now on
+	// A new timeline, as a promoted PostgreSQL standby picks (the newest
+	// one plus one), beginning with its timeline switch record: a standby
+	// that follows it switches timeline when it replays that record.
+	c.maxTLI++
+	s.tli = c.maxTLI
+	s.appendStatement()
 	old := c.primary
 	if old == nil {
 		old = c.last
@@ -678,6 +687,23 @@ func (s *Server) received() uint64 {
 	return up.lsn()
 }
 
+// timeline is the timeline the server reports (rwpool's status query): a
+// primary's is its own; a standby streaming from its upstream (its log of
+// the same history) has received all of it, and reports the upstream's
+// (received_tli); a diverged one, streaming nothing, its last record's
+// (its checkpoint's), or its own before it replayed any.
+func (s *Server) timeline() uint32 {
+	up := s.upstream
+	n := len(s.wal)
+	if up != nil && !(n > len(up.wal) || n > 0 && up.wal[n-1] != s.wal[n-1]) {
+		return up.timeline()
+	}
+	if up != nil && n > 0 {
+		return s.wal[n-1].tli
+	}
+	return s.tli
+}
+
 func (s *Server) lsn() uint64 {
 	if len(s.wal) == 0 {
 		return 0x3000000
@@ -719,7 +745,7 @@ func (s *Server) index(r *record) {
 // appendStatement writes a statement's record inside a transaction: the
 // position moves, nothing becomes visible.
 func (s *Server) appendStatement() {
-	s.wal = append(s.wal, &record{lsn: s.lsn() + 0x40, at: time.Now()})
+	s.wal = append(s.wal, &record{lsn: s.lsn() + 0x40, tli: s.tli, at: time.Now()})
 }
 
 // appendCommit commits ids, recording the ground truth: a server that is
@@ -728,7 +754,7 @@ func (s *Server) appendStatement() {
 func (s *Server) appendCommit(ids []int64) gtid {
 	c := s.c
 	g := gtid{server: s.sid, seq: s.lastGTID.seq + 1}
-	r := &record{lsn: s.lsn() + 0x40, at: time.Now(), commit: &commit{ids: slices.Clone(ids), gtid: g}}
+	r := &record{lsn: s.lsn() + 0x40, tli: s.tli, at: time.Now(), commit: &commit{ids: slices.Clone(ids), gtid: g}}
 	s.wal = append(s.wal, r)
 	s.index(r)
 	s.lastGTID = g

@@ -486,6 +486,10 @@ func (cn *conn) statusLocked(st statement) ([]string, [][]driver.Value) {
 		if s.upstream != nil {
 			received = lsnText(s.received())
 		}
+		if st.timeline {
+			return []string{"ro", "pos", "age", "received", "tli"},
+				[][]driver.Value{{s.readOnly || s.upstream != nil, lsnText(s.lsn()), age, received, int64(s.timeline())}}
+		}
 		return []string{"ro", "pos", "age", "received"}, [][]driver.Value{{s.readOnly || s.upstream != nil, lsnText(s.lsn()), age, received}}
 	case "pg_current":
 		if s.upstream != nil {

@@ -34,6 +34,7 @@ type statement struct {
 	ids       []int64
 	returning bool
 	what      string        // kindStatus, kindPosition: which answer
+	timeline  bool          // pg_status: the timeline is asked too
 	seq       int64         // kindWaitGTID: the sequence number awaited
 	wait      time.Duration // kindWaitGTID: the longest wait
 }
@@ -110,6 +111,7 @@ func parse(q string, args []driver.NamedValue) (statement, error) {
 		st.wait = time.Duration(f * float64(time.Second))
 	default:
 		st.kind, st.what = statusKind(t)
+		st.timeline = st.what == "pg_status" && strings.Contains(t, "received_tli")
 	}
 	return st, nil
 }
