@@ -94,6 +94,17 @@ func (vc *conn) onPin(ctx context.Context, o ctxOpts, d routing.Decision, write 
 				l.stmt.failed = waitEnd.Sub(until.Add(-vc.c.cfg.FailoverWait))
 			}
 		} else {
+			if write && l.n != nil && l.n.isPrimary() {
+				// A split brain refuses every write, those on a pin taken
+				// before it (a *sql.Conn's BEGIN, a read that pinned the
+				// primary) too: the pinned server may be the claimant on
+				// an abandoned history (TestSimulation: write-off-primary,
+				// a SQL transaction begun on a primary back writable on
+				// its own history). One atomic load.
+				if err := vc.c.splitRefusal(); err != nil {
+					return err
+				}
+			}
 			l.dirty = l.dirty || d.Session
 			l.stmt = stmtStart{ctx: ctx}
 		}

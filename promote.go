@@ -91,7 +91,7 @@ func (c *Connector) followRoles() {
 	cur := c.primaryNode()
 	if ro, known := cur.health.ReadOnly(); !cur.health.Tripped() && !(known && ro) {
 		if f.contested {
-			if claim := c.claimants(cur); len(claim) > 0 {
+			if claim := c.contestants(cur); len(claim) > 0 {
 				c.setSplit(append([]*node{cur}, claim...))
 				return
 			}
@@ -105,7 +105,7 @@ func (c *Connector) followRoles() {
 	case 0:
 		c.setSplit(nil)
 	case 1:
-		if !claim[0].leadsToOneServer() {
+		if !c.mayFollow(cur, claim[0]) || !claim[0].leadsToOneServer() {
 			f.contested = true
 			if cur.health.Tripped() {
 				// The probe that recovers cur reads its status while it is
@@ -114,7 +114,7 @@ func (c *Connector) followRoles() {
 			} else {
 				c.setSplit(nil)
 			}
-			return // a balancing endpoint, not learnt as such before
+			return // not provably the new primary, or a balancing endpoint not learnt as such before
 		}
 		c.setSplit(nil)
 		f.contested = false
@@ -123,6 +123,26 @@ func (c *Connector) followRoles() {
 		f.contested = true
 		c.setSplit(claim)
 	}
+}
+
+// mayFollow reports whether n, the one node that claims while cur is
+// unavailable or read-only, may be made the primary: it was seen
+// read-only since cur's promotion (its rejoin bar is based, or gone: seen
+// following), so its writable answer is a promotion by the failover
+// tooling; or it was promoted after cur (a later PostgreSQL timeline); or
+// cur is up and read-only (a switchover away from it, done on purpose).
+// Otherwise n has said nothing but "writable" since cur's promotion: it
+// may be a primary of before, back on its own history with writes cur
+// lacks (a switchover to it, a crash failover away from it before rwpool
+// saw it the primary, and a restart writable: MariaDB forgets read_only),
+// as the demoted primary itself may (unfollowed). Its claim is contested
+// instead: no writes until either stops claiming, rather than the writes
+// on the wrong server when cur misses a probe (TestSimulation:
+// write-off-primary, MariaDB, a switchover and a crash failover 26 ms
+// apart, then a slow primary).
+func (c *Connector) mayFollow(cur, n *node) bool {
+	bar := n.rejoin.Load()
+	return bar == nil || bar.based || n.promotedSince(cur) || !cur.health.Tripped()
 }
 
 // claimants returns the nodes other than cur that claim to be the
@@ -158,6 +178,25 @@ func (c *Connector) claimants(cur *node) []*node {
 func (n *node) promotedSince(cur *node) bool {
 	mine, theirs := n.repl.position().Timeline(), cur.repl.position().Timeline()
 	return mine != 0 && theirs != 0 && mine > theirs
+}
+
+// contestants returns the nodes other than cur that keep a contested
+// primary from taking writes: the claimants, and those unavailable now
+// whose last word was writable. A claimant that misses a probe has not
+// stopped claiming; taken for gone, it let the contested primary, back
+// writable on its own history, take the writes the moment the other one
+// was slow (TestSimulation: write-off-primary, MariaDB, a second
+// *sql.DB that had followed a primary which crashed right after a
+// switchover to it). The contest ends when they all report read-only
+// (rewound, re-pointed), or are gone from the list of writable nodes.
+func (c *Connector) contestants(cur *node) []*node {
+	var claim []*node
+	for _, n := range c.nodes {
+		if n != cur && n.reportsWritable() && !n.unfollowed.Load() && !n.endpoint.balancing() {
+			claim = append(claim, n)
+		}
+	}
+	return claim
 }
 
 // leadsToOneServer reports whether n's endpoint leads to one server, as a

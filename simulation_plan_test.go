@@ -36,6 +36,11 @@ type simPlan struct {
 	// with ErrTooStale instead of going to the primary).
 	CausalWait  *time.Duration `json:",omitempty"`
 	CausalError bool           `json:",omitempty"`
+
+	// AllFaults keeps the fault schedules the exploration leaves out as
+	// known open (runFaults), as -sim.strict does: for a regression plan
+	// (testdata/simulation) whose bug lay in one.
+	AllFaults bool `json:",omitempty"`
 }
 
 // simFault is one fault of the schedule. Its target is a role, resolved
