@@ -329,15 +329,16 @@ type simResult struct {
 // failed on, unless -sim.strict: a run of the test suite fails only on
 // what is fixed and must stay so. Fixing one means deleting its line.
 var simKnownOpen = map[string]string{
-	"close-leak": "14 of 719 runs measured: a real connection, idle, left open after Close with no goroutine holding it; " +
-		"not yet found (seen with Close while calls run, COPY through Raw, prepared statements). simcluster now names the " +
-		"dialler and last statement: once (1 of 152 runs, seed 97971601518074181) a connection to the primary whose last " +
-		"statement was the health check's status query, dialled by a probe (nodeConnector.Connect in a goroutine), kept by a probe's caller",
-	"false-move": "1 of 719 runs measured: a replica endpoint moved once is reported moved twice (the second " +
-		"after a burst of fresh dials, the endpoint still on its new server); not yet found",
-	"abandoned-read": "8 of 719 runs measured: right after a crash failover, a replica that replayed writes the new primary " +
-		"never got serves them until it is rewound; telling it needs positions that carry their history " +
-		"(a PostgreSQL timeline, a MariaDB GTID origin), issue #23",
+	"false-move": "1 of 1,025 strict runs (2026-12-06): a replica endpoint balancing at random over two servers, never " +
+		"moved, reported moved after 11 fresh dials in a row reached one server, so its known servers had shrunk to the " +
+		"other before; how is not found (its shrunk plan did not fail again); seed 2575348304306272781",
+	"token-read": "2 of 1,025 strict runs (2026-12-06), PostgreSQL without follow_promotion: a switchover behind the " +
+		"primary's endpoint and back, a token taken through the *sql.DB that had seen the move back, resumed through one " +
+		"whose pool still reached the demoted server (its fence found the move 2 ms later): the read, on that primary's " +
+		"stale connection, missed the row; the token does not say which server wrote it; seed 7987431137617139933. " +
+		"And MariaDB with follow_promotion: a replica endpoint moved onto the new primary of a switchover was followed " +
+		"as the primary (its writable answer came first), and when the endpoint moved back a fallback read went to the " +
+		"replica behind it; seed 6235125378208352847",
 }
 
 // failing returns the violations of res that fail the test: all with
