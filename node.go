@@ -34,6 +34,8 @@ type node struct {
 	probes       atomic.Int64                      // probes of a replica, for endpointCheckEvery
 	stuckProbes  atomic.Int64                      // probes abandoned on a hung server still in the driver (probe)
 	stuckAt      atomic.Int64                      // monoNow of the last probe abandoned (probe)
+	identDialing atomic.Bool                       // a pool dial is reading the server's identity (nodeConnector.dial)
+	dropped      atomic.Int64                      // monoNow of the last dropIdle
 	endpoint     endpointSeen                      // the servers a replica's endpoint led to (endpoint.go)
 	fencer       fencer                            // fresh checks after read-only answers (fence.go)
 
@@ -119,9 +121,32 @@ func (n *node) failed(err error) {
 	if !health.IsConnError(err) && !errors.Is(err, context.DeadlineExceeded) {
 		return
 	}
+	if health.IsConnError(err) {
+		n.dropIdle()
+	}
 	// Both wrapped: a probe that timed out (health.ErrProbeTimeout) marks
 	// a hung node, which nudge leaves to the health checker.
 	n.confirm(func(perr error) error { return fmt.Errorf("%w (confirmed by probe: %w)", err, perr) })
+}
+
+// dropIdle discards the node's idle connections, in the background, at
+// most once per probe_timeout: a connection that broke says the others,
+// to the same server, likely did too (it died, or restarted). Until the
+// probe confirms, writes keep coming; one sent on a dead idle connection
+// fails after the driver wrote it, and lib/pq and pgx cannot say whether
+// it reached the server (ErrOutcomeUnknown), while a fresh dial to a dead
+// server fails before anything is sent, and with failover_wait the write
+// waits (TestIntegrationKillPromoteMove: 2 writes issued after the kill
+// failed "may have been applied" on stale idle connections). On a healthy
+// server whose one connection broke, the price is the pool's connections
+// dialled anew, MaxConcurrentDials at a time.
+func (n *node) dropIdle() {
+	now := monoNow()
+	last := n.dropped.Load()
+	if now-last < int64(n.c.cfg.ProbeTimeout) || !n.dropped.CompareAndSwap(last, now) {
+		return
+	}
+	n.c.bg.Go(n.pool.DiscardIdle)
 }
 
 // confirm probes n on a fresh connection in the background, unless a
@@ -261,8 +286,15 @@ func (r nodeConnector) dial(ctx context.Context) (dialled, error) {
 		return dialled{}, err
 	}
 	d := dialled{conn: conn, seq: seq}
-	if n := r.pool; n != nil && !n.isPrimary() && known {
+	// One identity read at a time per node: on a server that hangs, each
+	// would stay stuck in the driver, and reads that keep coming (each
+	// hedged away, or rescued, in turn) would dial and add one every
+	// hedge_after until the node trips (TestSimulation: stuck-probes, 9 on
+	// one hung replica, hedge_after=20ms). A dial that skips it is checked
+	// by the next.
+	if n := r.pool; n != nil && !n.isPrimary() && known && n.identDialing.CompareAndSwap(false, true) {
 		d.ident, _ = n.identity(ctx, conn)
+		n.identDialing.Store(false)
 	}
 	return d, nil
 }
