@@ -168,6 +168,7 @@ func New(name string, f Flavor, n int, seed uint64) *Cluster {
 		truth:     map[int64]*Write{},
 		lost:      map[int64]time.Duration{},
 		conns:     map[*conn]struct{}{},
+		maxTLI:    1, // every server starts on timeline 1
 		start:     time.Now(),
 		systemID:  fmt.Sprint(7_000_000_000_000_000_000 + seed%1_000_000_000_000_000),
 	}
@@ -658,11 +659,10 @@ func (s *Server) catchUp(now time.Time) {
 		return
 	}
 	up.catchUp(now)
-	n := len(s.wal)
-	if n > len(up.wal) || n > 0 && up.wal[n-1] != s.wal[n-1] {
-		return // diverged: replication is broken until a rewind
+	if s.diverged() {
+		return // replication is broken until a rewind
 	}
-	for _, r := range up.wal[n:] {
+	for _, r := range up.wal[len(s.wal):] {
 		if now.Sub(r.at) < s.delay {
 			break
 		}
@@ -679,29 +679,32 @@ func (s *Server) catchUp(now time.Time) {
 // or hung as that upstream may be now, as long as its own log is of the
 // same history; a diverged one receives nothing more.
 func (s *Server) received() uint64 {
-	up := s.upstream
-	n := len(s.wal)
-	if up == nil || n > len(up.wal) || n > 0 && up.wal[n-1] != s.wal[n-1] {
+	if s.upstream == nil || s.diverged() {
 		return s.lsn()
 	}
-	return up.lsn()
+	return s.upstream.lsn()
+}
+
+// diverged reports whether the log of s, a replica, is not a prefix of
+// its upstream's: another history, from which it can replay nothing more.
+func (s *Server) diverged() bool {
+	up, n := s.upstream, len(s.wal)
+	return n > len(up.wal) || n > 0 && up.wal[n-1] != s.wal[n-1]
 }
 
 // timeline is the timeline the server reports (rwpool's status query): a
 // primary's is its own; a standby streaming from its upstream (its log of
 // the same history) has received all of it, and reports the upstream's
-// (received_tli); a diverged one, streaming nothing, its last record's
-// (its checkpoint's), or its own before it replayed any.
+// (received_tli); a diverged one (its log is not empty), streaming
+// nothing, its last record's (its checkpoint's).
 func (s *Server) timeline() uint32 {
-	up := s.upstream
-	n := len(s.wal)
-	if up != nil && !(n > len(up.wal) || n > 0 && up.wal[n-1] != s.wal[n-1]) {
-		return up.timeline()
+	switch {
+	case s.upstream == nil:
+		return s.tli
+	case !s.diverged():
+		return s.upstream.timeline()
 	}
-	if up != nil && n > 0 {
-		return s.wal[n-1].tli
-	}
-	return s.tli
+	return s.wal[len(s.wal)-1].tli
 }
 
 func (s *Server) lsn() uint64 {
