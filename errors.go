@@ -189,29 +189,18 @@ func afterWait(err error) error {
 // connection after it got the statement (io.EOF), and database/sql would
 // send the write again, on another connection, after a failover onto the
 // new primary. errors.As still reaches the driver's error through As.
-type outcomeUnknownError struct {
-	msg   string
-	cause error
-}
+type outcomeUnknownError struct{ badConnHidden }
 
-func (e *outcomeUnknownError) Error() string        { return e.msg }
 func (e *outcomeUnknownError) Is(target error) bool { return target == ErrOutcomeUnknown }
-func (e *outcomeUnknownError) As(target any) bool   { return errors.As(e.cause, target) }
-func (e *outcomeUnknownError) Unwrap() error {
-	if errors.Is(e.cause, driver.ErrBadConn) {
-		return nil
-	}
-	return e.cause
-}
 
 // writeLost is the error of a write (what) on node n whose connection was
 // lost, or whose context ended, after it was sent: err is the driver's or
 // the context's.
 func writeLost(n *node, what string, err error) error {
-	return &outcomeUnknownError{
+	return &outcomeUnknownError{badConnHidden{
 		msg:   fmt.Sprintf("rwpool: node %s: connection lost: %s may have been applied, or not: %v", n.cfg.Name, what, err),
 		cause: err,
-	}
+	}}
 }
 
 // txConnLost is returned for a statement that lost its connection while a
@@ -246,9 +235,10 @@ func txEndLost(n *node, what string, err error) error {
 	return &badConnHidden{msg: fmt.Sprintf("rwpool: node %s: connection lost at %s: %v", name, what, err), cause: err}
 }
 
-// badConnHidden is an error whose cause wraps driver.ErrBadConn, where
-// database/sql must not see it (txEndLost): errors.As reaches the cause,
-// errors.Is does not.
+// badConnHidden is an error with a cause that database/sql must not see
+// as driver.ErrBadConn (txEndLost, outcomeUnknownError): errors.As
+// reaches the cause whatever it is, errors.Is only a cause that is not
+// driver.ErrBadConn.
 type badConnHidden struct {
 	msg   string
 	cause error
@@ -256,6 +246,12 @@ type badConnHidden struct {
 
 func (e *badConnHidden) Error() string      { return e.msg }
 func (e *badConnHidden) As(target any) bool { return errors.As(e.cause, target) }
+func (e *badConnHidden) Unwrap() error {
+	if errors.Is(e.cause, driver.ErrBadConn) {
+		return nil
+	}
+	return e.cause
+}
 
 // readOnlyError is returned, at once, for a write while the primary
 // reports itself read-only.

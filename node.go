@@ -141,12 +141,9 @@ func (n *node) failed(err error) {
 // server whose one connection broke, the price is the pool's connections
 // dialled anew, MaxConcurrentDials at a time.
 func (n *node) dropIdle() {
-	now := monoNow()
-	last := n.dropped.Load()
-	if now-last < int64(n.c.cfg.ProbeTimeout) || !n.dropped.CompareAndSwap(last, now) {
-		return
+	if once(&n.dropped, n.c.cfg.ProbeTimeout) {
+		n.c.bg.Go(n.pool.DiscardIdle)
 	}
-	n.c.bg.Go(n.pool.DiscardIdle)
 }
 
 // confirm probes n on a fresh connection in the background, unless a
@@ -379,9 +376,7 @@ func (n *node) nudge() {
 	if !n.c.cfg.Breaker || errors.Is(n.health.LastError(), health.ErrProbeTimeout) || n.stuckProbes.Load() > 0 {
 		return // a hung node is the health checker's: its probes would pile up
 	}
-	now := monoNow()
-	last := n.nudged.Load()
-	if now-last < int64(nudgeEvery) || !n.nudged.CompareAndSwap(last, now) {
+	if !once(&n.nudged, nudgeEvery) {
 		return
 	}
 	if !n.confirming.CompareAndSwap(false, true) {

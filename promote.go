@@ -105,7 +105,7 @@ func (c *Connector) followRoles() {
 	case 0:
 		c.setSplit(nil)
 	case 1:
-		if !c.mayFollow(cur, claim[0]) || !claim[0].leadsToOneServer() {
+		if !claim[0].mayFollow(cur) || !claim[0].leadsToOneServer() {
 			f.contested = true
 			if cur.health.Tripped() {
 				// The probe that recovers cur reads its status while it is
@@ -140,7 +140,7 @@ func (c *Connector) followRoles() {
 // on the wrong server when cur misses a probe (TestSimulation:
 // write-off-primary, MariaDB, a switchover and a crash failover 26 ms
 // apart, then a slow primary).
-func (c *Connector) mayFollow(cur, n *node) bool {
+func (n *node) mayFollow(cur *node) bool {
 	bar := n.rejoin.Load()
 	return bar == nil || bar.based || n.promotedSince(cur) || !cur.health.Tripped()
 }
@@ -160,7 +160,7 @@ func (c *Connector) claimants(cur *node) []*node {
 		// A node whose endpoint balances over several servers is no
 		// primary, whichever of them answered writable: its next
 		// connection may reach another.
-		if n != cur && !n.health.Tripped() && n.reportsWritable() && (!n.unfollowed.Load() || n.promotedSince(cur)) && !n.endpoint.balancing() {
+		if n.writableBesides(cur) && !n.health.Tripped() && (!n.unfollowed.Load() || n.promotedSince(cur)) {
 			claim = append(claim, n)
 		}
 	}
@@ -192,11 +192,19 @@ func (n *node) promotedSince(cur *node) bool {
 func (c *Connector) contestants(cur *node) []*node {
 	var claim []*node
 	for _, n := range c.nodes {
-		if n != cur && n.reportsWritable() && !n.unfollowed.Load() && !n.endpoint.balancing() {
+		if n.writableBesides(cur) && !n.unfollowed.Load() {
 			claim = append(claim, n)
 		}
 	}
 	return claim
+}
+
+// writableBesides reports whether n, another node than cur, last said it
+// is writable, and its endpoint is not known to balance over several
+// servers (the next one reached may not be the one that answered): what
+// any claim to be the primary starts with (claimants, contestants).
+func (n *node) writableBesides(cur *node) bool {
+	return n != cur && n.reportsWritable() && !n.endpoint.balancing()
 }
 
 // leadsToOneServer reports whether n's endpoint leads to one server, as a

@@ -166,3 +166,12 @@ var monoStart = time.Now()
 // the step. It starts a day in, so that 0 ("never") is older than any
 // limit from the process's first moment.
 func monoNow() int64 { return int64(time.Since(monoStart) + 24*time.Hour) }
+
+// once reports whether last (a monoNow, 0 for never) is at least every
+// ago, and if so sets it to now: true for one caller per every, however
+// many race.
+func once(last *atomic.Int64, every time.Duration) bool {
+	now := monoNow()
+	prev := last.Load()
+	return now-prev >= int64(every) && last.CompareAndSwap(prev, now)
+}
