@@ -853,6 +853,7 @@ func checkTransitions(t *testing.T, role string, evs []rwpool.Event) (downs, ups
 // flight meanwhile (a call stuck for good never reaches the results).
 type hangWindow struct {
 	hang, hung, resume time.Time
+	command            time.Duration // how long hang-node took: a stalled machine's shows it
 	oldest             time.Duration
 	stuck              int // calls in flight for longer than the bound given to hangNode when it resumed
 }
@@ -862,7 +863,7 @@ type hangWindow struct {
 func (cl *cluster) hangNode(t *testing.T, l *load, addr string, d, bound time.Duration) hangWindow {
 	t.Helper()
 	w := hangWindow{hang: time.Now()}
-	cl.fault(t, "hang-node", addr)
+	w.command = cl.fault(t, "hang-node", addr)
 	w.hung = time.Now()
 	poll(d, func() bool {
 		w.oldest = maxDur(w.oldest, l.oldestInflight())

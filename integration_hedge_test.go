@@ -17,35 +17,67 @@ import (
 // hedge_budget=30%. Reads on it are answered by their hedges: none fails,
 // none takes more than 500 ms, and the p99 over the whole hang is under
 // 150 ms.
+//
+// A 500 ms bound measures rwpool only while the machine runs what it is
+// asked to. The shared 2-core CI machine sometimes does not: twice, in CI
+// runs that failed this test, hang-node itself (a shell script that takes
+// 20-60 ms here) took 1.1-1.2 s, and every call in flight when its SIGSTOP
+// landed took 0.6-1 s, dials to the healthy replica included. So a round
+// whose hang-node took longer than the bound is not judged, and the test
+// runs another, at most hedgeRounds in all; if every round stalled, it
+// fails. An implementation that stalls the machine itself (a spinning
+// retry, say) stalls every round and fails; one that misses the bound
+// misses it in the round that is judged.
 func TestFaultHangReplicaHedged(t *testing.T) {
-	const longest = 500 * time.Millisecond
+	const (
+		longest     = 500 * time.Millisecond
+		hedgeRounds = 3
+	)
 	forEachCluster(t, func(t *testing.T, cl *cluster) {
-		db := cl.open(t, "hedge_after=50ms;hedge_budget=30%", 1, 3)
-		r1 := cl.Replicas[0]
-		seen := newSightings()
-		l := startLoadTimeout(t, db, 8, time.Second, cl.readFn(db, seen))
-		warmUp(t, cl, db, seen)
-
-		w := cl.hangNode(t, l, r1, 4*time.Second, longest)
-		res := l.stop()
-
-		var zero time.Time
-		st := nodeStats(t, db, "replica1")
-		t.Logf("%s: whole run: %s", cl.Name, res.summary(zero, zero))
-		t.Logf("%s: hang..resume: %s", cl.Name, res.summary(w.hung, w.resume))
-		t.Logf("%s: replica1: %d reads hedged, %d hedges won, %d refused; longest in flight while hung %s",
-			cl.Name, st.Hedges, st.HedgeWins, st.HedgesRefused, w.oldest.Round(time.Millisecond))
-		if errs := res.failures(zero, zero); len(errs) > 0 {
-			t.Errorf("%d reads failed, want 0: %s", len(errs), errSummary(errs, 3))
+		for round := 1; round <= hedgeRounds; round++ {
+			w := hedgedHang(t, cl, longest)
+			if w.command <= longest {
+				return
+			}
+			t.Logf("%s: round %d not judged: hang-node took %s, more than the %s bound: the machine stalled", cl.Name, round, w.command.Round(time.Millisecond), longest)
 		}
-		noCallOver(t, res, w, longest)
-		if p := res.p99(w.hung, w.resume); p >= 150*time.Millisecond {
-			t.Errorf("p99 over the hang %s, want < 150ms", p)
-		}
-		if st.HedgeWins == 0 {
-			t.Errorf("no hedge of a read on the hung replica won")
-		}
+		t.Errorf("the machine stalled in each of %d rounds (hang-node took more than %s): nothing measured", hedgeRounds, longest)
 	})
+}
+
+// hedgedHang runs one round of TestFaultHangReplicaHedged and judges it
+// unless the machine stalled (hangWindow.command over longest).
+func hedgedHang(t *testing.T, cl *cluster, longest time.Duration) hangWindow {
+	db := cl.open(t, "hedge_after=50ms;hedge_budget=30%", 1, 3)
+	defer db.Close()
+	r1 := cl.Replicas[0]
+	seen := newSightings()
+	l := startLoadTimeout(t, db, 8, time.Second, cl.readFn(db, seen))
+	warmUp(t, cl, db, seen)
+
+	w := cl.hangNode(t, l, r1, 4*time.Second, longest)
+	res := l.stop()
+
+	var zero time.Time
+	st := nodeStats(t, db, "replica1")
+	t.Logf("%s: whole run: %s", cl.Name, res.summary(zero, zero))
+	t.Logf("%s: hang..resume: %s", cl.Name, res.summary(w.hung, w.resume))
+	t.Logf("%s: replica1: %d reads hedged, %d hedges won, %d refused; longest in flight while hung %s",
+		cl.Name, st.Hedges, st.HedgeWins, st.HedgesRefused, w.oldest.Round(time.Millisecond))
+	if w.command > longest {
+		return w
+	}
+	if errs := res.failures(zero, zero); len(errs) > 0 {
+		t.Errorf("%d reads failed, want 0: %s", len(errs), errSummary(errs, 3))
+	}
+	noCallOver(t, res, w, longest)
+	if p := res.p99(w.hung, w.resume); p >= 150*time.Millisecond {
+		t.Errorf("p99 over the hang %s, want < 150ms", p)
+	}
+	if st.HedgeWins == 0 {
+		t.Errorf("no hedge of a read on the hung replica won")
+	}
+	return w
 }
 
 // slowOn returns a read that answers the port of the server that runs it,

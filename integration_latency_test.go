@@ -40,8 +40,14 @@ func since(l, b rwpool.StatementLatency) rwpool.StatementLatency {
 // forwarder holds every answer back) shows it in its statement-time
 // histogram, the one rwpool_statement_duration_seconds exports, within
 // one scrape: over the second after the delay began, its p99 is at least
-// 100 ms and at most a bucket above (×√2, plus the loaded machine's
-// slack), while the other replica's stays under 50 ms.
+// 100 ms and its p50 at most a bucket above (×√2, plus the loaded
+// machine's slack), while the other replica's p99 stays under 50 ms.
+//
+// The upper bound is on the median, not the p99: the scrape holds about
+// 40 of the slow replica's reads, so its p99 is its slowest read, and one
+// stall of the shared CI machine made that 354 ms (a CI run) while the
+// histogram was right. A histogram in the wrong unit or timing more than
+// the statement moves the median as well.
 func TestIntegrationSlowReplicaLatency(t *testing.T) {
 	forEachCluster(t, func(t *testing.T, cl *cluster) {
 		ep, ep2 := newEndpoint(t, cl.Replicas[0]), newEndpoint(t, cl.Replicas[1])
@@ -67,8 +73,11 @@ func TestIntegrationSlowReplicaLatency(t *testing.T) {
 		if slow.Count < 5 || fast.Count < 20 {
 			t.Fatalf("too few reads in the scrape: replica1 %d, replica2 %d", slow.Count, fast.Count)
 		}
-		if p := slow.Quantile(0.99); p < delay || p > 2*delay {
-			t.Errorf("the slowed replica's p99 %s, want within [%s, %s]", p, delay, 2*delay)
+		if p := slow.Quantile(0.99); p < delay {
+			t.Errorf("the slowed replica's p99 %s, want at least %s", p, delay)
+		}
+		if p := slow.Quantile(0.5); p < delay || p > 2*delay {
+			t.Errorf("the slowed replica's p50 %s, want within [%s, %s]", p, delay, 2*delay)
 		}
 		if p := fast.Quantile(0.99); p >= 50*time.Millisecond {
 			t.Errorf("the other replica's p99 %s, want under 50ms", p)
