@@ -179,15 +179,18 @@ func TestAdaptiveAvoidsStall(t *testing.T) {
 	p := NewAdaptive(cs, Adaptive{Meters: ms, Now: func() int64 { return now }, IntN: rand.New(rand.NewPCG(1, 2)).IntN})
 	const step = 100 * time.Microsecond // a pick every 100 µs
 	early, late := 0, 0
+	var first int64 // when node 1 got its first read: its silence counts from there
 	for range int(2 * time.Second / step) {
 		now += int64(step)
 		ms[0].Observe(now, time.Millisecond) // node 0 keeps answering
 		if p.Pick(nil) != 1 {
 			continue
 		}
-		ms[1].Start(now)                                                   // never ends
-		if time.Duration(now) <= 4*time.Millisecond+balance.Stall+5*step { // 4 × its estimate + Stall
-
+		ms[1].Start(now) // never ends
+		if first == 0 {
+			first = now
+		}
+		if time.Duration(now-first) <= 4*time.Millisecond+balance.Stall+step { // 4 × its estimate + Stall
 			early++
 		} else {
 			late++

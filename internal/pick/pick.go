@@ -6,6 +6,7 @@ package pick
 
 import (
 	"math/rand/v2"
+	"slices"
 
 	"github.com/rwpool/rwpool/internal/balance"
 )
@@ -28,7 +29,27 @@ type Candidate struct {
 type Picker struct {
 	cs []Candidate
 	ad *Adaptive // nil: weighted
+
+	// A pick first draws from all the candidates of a kind as if all were
+	// available, by binary search in cum (O(log n)), and keeps the draw if
+	// it is available (and not skipped): a draw rejected that way and
+	// made again is still exactly a weighted draw among the candidates
+	// that pass. After fastDraws rejections it falls back to the exact
+	// scan of every candidate (O(n)), whose result has the same
+	// distribution, so the mixture has it too. With all replicas up, which
+	// is nearly always, a pick asks one node instead of all of them twice
+	// (BenchmarkReadReplicas: 64 replicas cost a read ~300 ns more than
+	// one did, most of it the scan).
+	weighted []int // the indices of the weighted candidates
+	cum      []int // cum[k]: the sum of the weights of weighted[:k+1]
+	spares   []int // the indices of the spares
+	pos      []int // pos[i]: candidate i's position in weighted or spares
 }
+
+// fastDraws is how many draws a pick makes by weight alone before it scans
+// every candidate. Each is rejected with the share of the weight that is
+// unavailable: with half of it down, 1 pick in 8 scans.
+const fastDraws = 3
 
 // Adaptive makes a Picker latency-aware (balance=adaptive). It draws two
 // distinct candidates by weight (of the same kind: weighted, or spares)
@@ -56,10 +77,21 @@ const DefaultMargin = 3
 
 // New returns a Picker over a copy of cs. Negative weights count as 0.
 func New(cs []Candidate) *Picker {
-	p := &Picker{cs: make([]Candidate, len(cs))}
+	p := &Picker{cs: make([]Candidate, len(cs)), pos: make([]int, len(cs))}
 	copy(p.cs, cs)
+	total := 0
 	for i := range p.cs {
-		p.cs[i].Weight = max(p.cs[i].Weight, 0)
+		w := max(p.cs[i].Weight, 0)
+		p.cs[i].Weight = w
+		if w == 0 {
+			p.pos[i] = len(p.spares)
+			p.spares = append(p.spares, i)
+			continue
+		}
+		total += w
+		p.pos[i] = len(p.weighted)
+		p.weighted = append(p.weighted, i)
+		p.cum = append(p.cum, total)
 	}
 	return p
 }
@@ -88,6 +120,9 @@ func NewAdaptive(cs []Candidate, ad Adaptive) *Picker {
 func (p *Picker) Pick(skip func(i int) bool) int {
 	if p.ad != nil {
 		return p.pickAdaptive(skip)
+	}
+	if i := p.fastDraw(rand.IntN, skip, -1, false); i >= 0 {
+		return i
 	}
 	total, spares := 0, 0
 	for i, c := range p.cs {
@@ -169,6 +204,9 @@ func (p *Picker) pickAdaptive(skip func(i int) bool) int {
 // draw returns an available candidate other than not, by weight among the
 // weighted ones, or uniformly among the spares; -1 if there is none.
 func (p *Picker) draw(skip func(i int) bool, not int, spares bool) int {
+	if i := p.fastDraw(p.ad.IntN, skip, not, spares); i >= 0 {
+		return i
+	}
 	ok := func(i int, c Candidate) bool {
 		return i != not && (c.Weight == 0) == spares && c.Node.Available() && (skip == nil || !skip(i))
 	}
@@ -199,4 +237,53 @@ func (p *Picker) draw(skip func(i int) bool, not int, spares bool) int {
 // its estimate (see balance.Meter.Cost).
 func stalled(m *balance.Meter, c float64) bool {
 	return c > float64(m.Estimate()+balance.Floor)
+}
+
+// fastDraw draws a candidate other than not among the spares (uniformly)
+// or the weighted ones (by weight), as if every one were available, at
+// most fastDraws times, and returns the first draw that is available and
+// not skipped, or -1 (the caller then scans: see Picker). not is left out
+// of the draw itself (the second candidate of an adaptive pick), not
+// rejected: it is known before, and rejecting it would make a pick among
+// two replicas scan once in eight.
+func (p *Picker) fastDraw(intN func(int) int, skip func(i int) bool, not int, spares bool) int {
+	kind := p.weighted
+	if spares {
+		kind = p.spares
+	}
+	// The part of the draw's range that is not's, moved past (gap at base).
+	base, gap := 0, 0
+	if not >= 0 && (p.cs[not].Weight == 0) == spares {
+		if spares {
+			base, gap = p.pos[not], 1
+		} else {
+			k := p.pos[not]
+			gap = p.cs[not].Weight
+			base = p.cum[k] - gap
+		}
+	}
+	n := len(kind)
+	if !spares && n > 0 {
+		n = p.cum[n-1]
+	}
+	if n -= gap; n <= 0 {
+		return -1
+	}
+	for range fastDraws {
+		x := intN(n)
+		if x >= base {
+			x += gap
+		}
+		i := 0
+		if spares {
+			i = kind[x]
+		} else {
+			k, _ := slices.BinarySearch(p.cum, x+1)
+			i = kind[k]
+		}
+		if p.cs[i].Node.Available() && (skip == nil || !skip(i)) {
+			return i
+		}
+	}
+	return -1
 }

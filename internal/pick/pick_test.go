@@ -1,9 +1,12 @@
 package pick
 
 import (
+	"fmt"
 	"math"
 	"sync/atomic"
 	"testing"
+
+	"github.com/rwpool/rwpool/internal/balance"
 )
 
 // node is a replica whose availability the test sets.
@@ -100,13 +103,116 @@ func TestNewCopiesAndClampsWeights(t *testing.T) {
 	}
 }
 
-func BenchmarkPick(b *testing.B) {
-	cs, _ := newCandidates(3, 1)
+// TestPickWeightsAmongAvailable checks the shares when part of the weight
+// is unavailable or skipped, where the draws by weight alone are rejected
+// and some picks fall back to scanning (Picker): each available candidate
+// still gets its weight's share of what is available.
+func TestPickWeightsAmongAvailable(t *testing.T) {
+	cs, ns := newCandidates(12, 1, 1, 2, 4)
 	p := New(cs)
-	b.ReportAllocs()
-	for b.Loop() {
-		if p.Pick(nil) < 0 {
-			b.Fatal("no pick")
+	ns[0].down.Store(true) // 12 of 20: 1 pick in 4.6 rejects all three draws
+	skip4 := func(i int) bool { return i == 4 }
+	for _, tc := range []struct {
+		name string
+		skip func(int) bool
+		want []float64
+	}{
+		{"heaviest down", nil, []float64{0, 1.0 / 8, 1.0 / 8, 2.0 / 8, 4.0 / 8}},
+		{"heaviest down, another skipped", skip4, []float64{0, 1.0 / 4, 1.0 / 4, 2.0 / 4, 0}},
+	} {
+		const n = 200000
+		counts := make([]int, len(cs))
+		for range n {
+			counts[p.Pick(tc.skip)]++
+		}
+		for i, w := range tc.want {
+			// 5 standard deviations of a share of n draws.
+			tol := 5 * math.Sqrt(w*(1-w)/n)
+			if got := float64(counts[i]) / n; math.Abs(got-w) > tol {
+				t.Errorf("%s: candidate %d got share %.4f, want %.4f±%.4f (counts %v)", tc.name, i, got, w, tol, counts)
+			}
+		}
+	}
+}
+
+// countingNode counts how often a pick asks it whether it is available.
+type countingNode struct{ asked atomic.Int64 }
+
+func (n *countingNode) Available() bool { n.asked.Add(1); return true }
+
+// TestPickAsksOneNodeWhenAllUp checks that with every replica available a
+// pick costs one question, not one per replica (BenchmarkPick/replicas=64).
+func TestPickAsksOneNodeWhenAllUp(t *testing.T) {
+	ns := make([]*countingNode, 64)
+	cs := make([]Candidate, len(ns))
+	for i := range ns {
+		ns[i] = &countingNode{}
+		cs[i] = Candidate{Weight: 1 + i%3, Node: ns[i]}
+	}
+	p := New(cs)
+	const picks = 1000
+	for range picks {
+		p.Pick(nil)
+	}
+	var asked int64
+	for _, n := range ns {
+		asked += n.asked.Load()
+	}
+	if asked != picks {
+		t.Fatalf("%d picks asked nodes %d times, want once each", picks, asked)
+	}
+}
+
+func BenchmarkPick(b *testing.B) {
+	for _, n := range []int{2, 8, 64} {
+		b.Run(fmt.Sprintf("replicas=%d", n), func(b *testing.B) {
+			ws := make([]int, n)
+			for i := range ws {
+				ws[i] = 1 + i%3
+			}
+			cs, _ := newCandidates(ws...)
+			p := New(cs)
+			b.ReportAllocs()
+			for b.Loop() {
+				if p.Pick(nil) < 0 {
+					b.Fatal("no pick")
+				}
+			}
+		})
+	}
+}
+
+// TestDrawLeavesOutNot checks the second draw of an adaptive pick: by
+// weight among the candidates of the kind other than not, whichever
+// position not has.
+func TestDrawLeavesOutNot(t *testing.T) {
+	cs, _ := newCandidates(3, 1, 2, 0, 0, 0)
+	ms := make([]*balance.Meter, len(cs))
+	for i := range ms {
+		ms[i] = &balance.Meter{}
+	}
+	p := NewAdaptive(cs, Adaptive{Meters: ms, Now: func() int64 { return 0 }})
+	for _, tc := range []struct {
+		not    int
+		spares bool
+		want   []float64
+	}{
+		{0, false, []float64{0, 1.0 / 3, 2.0 / 3, 0, 0, 0}},
+		{1, false, []float64{3.0 / 5, 0, 2.0 / 5, 0, 0, 0}},
+		{2, false, []float64{3.0 / 4, 1.0 / 4, 0, 0, 0, 0}},
+		{4, true, []float64{0, 0, 0, 1.0 / 2, 0, 1.0 / 2}},
+		{0, true, []float64{0, 0, 0, 1.0 / 3, 1.0 / 3, 1.0 / 3}}, // not of the other kind
+	} {
+		const n = 100000
+		counts := make([]int, len(cs))
+		for range n {
+			counts[p.draw(nil, tc.not, tc.spares)]++
+		}
+		for i, w := range tc.want {
+			tol := 5*math.Sqrt(w*(1-w)/n) + 1e-9
+			if got := float64(counts[i]) / n; math.Abs(got-w) > tol {
+				t.Errorf("not=%d spares=%v: candidate %d got share %.4f, want %.4f±%.4f (counts %v)", tc.not, tc.spares, i, got, w, tol, counts)
+			}
 		}
 	}
 }
