@@ -77,3 +77,29 @@ func openHonouring(tb testing.TB, s string) *sql.DB {
 	}
 	return sql.OpenDB(c)
 }
+
+// BenchmarkReadWatched measures a read with a deadline over the no-op
+// driver as rwpool runs it for a driver that may block past a context's
+// end (lib/pq, and any driver driverinfo does not know to honour
+// contexts): each call runs on a goroutine the read can abandon (watch.go).
+// bare is the same driver used directly.
+func BenchmarkReadWatched(b *testing.B) {
+	deadline, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	b.Run("bare", func(b *testing.B) {
+		db, err := sql.Open("rwpool-bench-nop", "")
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer db.Close()
+		benchRead(b, db, deadline)
+	})
+	b.Run("rwpool", func(b *testing.B) {
+		db, err := sql.Open("rwpool", "driver=rwpool-bench-nop;primary=p;replica=r")
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer db.Close()
+		benchRead(b, db, deadline)
+	})
+}

@@ -61,6 +61,7 @@ type Connector struct {
 
 	stop      chan struct{} // closed by Close: stops the health checkers
 	bg        background    // every background goroutine
+	workers   callWorkers   // idle goroutines for watched queries and execs (watchcall.go)
 	closed    atomic.Bool
 	closeOnce sync.Once
 	closeErr  error
@@ -115,6 +116,9 @@ func NewConnector(cfg *dsn.Config, opts ...Option) (*Connector, error) {
 	c.cache = routecache.New(c.dialect, classifyCacheSize)
 	c.hedges.share = cp.HedgeBudget / 100
 	c.sweep.init(cp.HedgeAfter, cp.ProbeTimeout)
+	// As many idle workers as calls can run at once: one per pooled
+	// connection.
+	c.workers.max, c.workers.closed = cp.PoolSize*len(nodes), &c.closed
 	if c.dialect == routing.DialectPostgres {
 		c.flav.Store(uint32(replication.Postgres))
 	}

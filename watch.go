@@ -3,7 +3,6 @@ package rwpool
 import (
 	"context"
 	"database/sql/driver"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -30,23 +29,8 @@ func execWatched(c *Connector, ctx context.Context, pc *pool.Conn, query string,
 	if !c.watches(ctx) {
 		return execReal(ctx, pc.Raw(), query, args)
 	}
-	args = ownArgs(args)
-	return watched(c, ctx, pc, func() (driver.Result, error) {
-		return execReal(ctx, pc.Raw(), query, args)
-	}, nil)
-}
-
-// ownArgs returns a copy of args for a call run in a goroutine that may be
-// abandoned: convertArgs converts in place, and a read replayed elsewhere
-// after its node tripped converts the caller's args again while the
-// abandoned call may still be converting them (a data race found by
-// TestSimulation under -race). One allocation, on watched statements with
-// arguments only.
-func ownArgs(args []driver.NamedValue) []driver.NamedValue {
-	if len(args) == 0 {
-		return args
-	}
-	return slices.Clone(args)
+	_, res, err := c.callWatched(ctx, pc, query, args, true)
+	return res, err
 }
 
 // queryWatched runs queryReal on pc and wraps its rows, bounded by ctx like
@@ -55,10 +39,8 @@ func queryWatched(c *Connector, ctx context.Context, pc *pool.Conn, query string
 	if !c.watches(ctx) {
 		return queryRows(ctx, pc, query, args)
 	}
-	args = ownArgs(args)
-	return watched(c, ctx, pc, func() (*rows, error) {
-		return queryRows(ctx, pc, query, args)
-	}, func(r *rows) { r.Close() })
+	rs, _, err := c.callWatched(ctx, pc, query, args, false)
+	return rs, err
 }
 
 func queryRows(ctx context.Context, pc *pool.Conn, query string, args []driver.NamedValue) (*rows, error) {
