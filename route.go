@@ -144,11 +144,13 @@ func (c *Connector) routeCausal(primary bool, tried []*node, behind bool, plan *
 // primary's, and rebase reports true, for the replicas to be asked again.
 func (c *Connector) rebase(ctx context.Context, plan *readPlan) bool {
 	plan.rebased = true
-	if c.primaryNode().repl.position().Covers(plan.target) {
+	// Holds, not Covers: a MariaDB target another primary wrote is
+	// replaced by this one's position, which its replicas can hold.
+	if c.primaryNode().repl.position().Holds(plan.target) {
 		return false
 	}
 	cur, err := c.primaryPosition(ctx)
-	if err != nil || cur.IsZero() || cur.Covers(plan.target) {
+	if err != nil || cur.IsZero() || cur.Holds(plan.target) {
 		return false
 	}
 	if plan.s != nil {

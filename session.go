@@ -270,7 +270,7 @@ func (c *Connector) checkToken(ctx context.Context, kind replication.Flavor, clu
 // wait for them forever.
 func (s *session) rebase(p replication.Position) {
 	s.mu.Lock()
-	if !p.Covers(s.target) {
+	if !p.Holds(s.target) {
 		s.target = p
 		s.seen, s.seenAt = replication.Position{}, time.Time{}
 	}
@@ -287,7 +287,7 @@ func (s *session) rebase(p replication.Position) {
 // for good on one seen to balance over several, the replica is asked on
 // the very connection that serves the read, every time.
 func (p *readPlan) needsCheck(n *node) bool {
-	return !p.target.IsZero() && !n.isPrimary() && (!n.repl.position().Covers(p.target) || !n.endpoint.single())
+	return !p.target.IsZero() && !n.isPrimary() && (!n.repl.position().Holds(p.target) || !n.endpoint.single())
 }
 
 // wrote records a write of the session that just committed on pc, a
@@ -353,13 +353,17 @@ func (c *Connector) writtenPosition(ctx context.Context, pc *pool.Conn) (replica
 }
 
 // onPrimaryTimeline returns p, a position just read on the primary, on
-// the primary's timeline as its last status read it (0: unknown). A
+// its own timeline when it was read with one (replication's pgCurrent),
+// else on the primary's timeline as its last status read it (0: unknown). A
 // PostgreSQL primary changes timeline only when promoted, which it was
 // before it took the write: its last status cannot be on an older one.
 // A replica on another timeline, or a crashed primary back on its old
 // one, then never passes for having applied a session's writes because
 // its LSN is as high (Position.Covers).
 func (c *Connector) onPrimaryTimeline(p replication.Position) replication.Position {
+	if p.Timeline() != 0 {
+		return p // read with the position, on the server that took the write
+	}
 	return p.OnTimeline(c.primaryNode().repl.position().Timeline())
 }
 
@@ -460,7 +464,7 @@ const (
 // target (see caughtUp); first says no replica was asked before for this
 // read. A replica measured well behind is not asked: it has not.
 func (c *Connector) hasApplied(ctx context.Context, pc *pool.Conn, n *node, p *readPlan, first bool) (bool, error) {
-	if n.repl.position().Covers(p.target) {
+	if n.repl.position().Holds(p.target) {
 		// Known to have it, on some connection: this one is asked only
 		// because the endpoint may lead to several servers (needsCheck),
 		// whatever the replica's lag.

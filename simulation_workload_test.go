@@ -139,7 +139,8 @@ func (w *simWorker) step() {
 		if w.last == 0 {
 			op.ReadID = w.r.someID(w.rng)
 		}
-		op.Found, op.Err = w.read(ctx, db, op.ReadID)
+		op.Route = new(rwpool.Route)
+		op.Found, op.Err = w.read(rwpool.WithRoute(ctx, op.Route), db, op.ReadID)
 	case "stale-read":
 		// A bounded read of a row acknowledged before the bound's moment:
 		// mostly the latest such, the one replicas are likeliest to lack.

@@ -123,8 +123,24 @@ func TestApplied(t *testing.T) {
 	}
 
 	g, _ := ParseMariaDBGTID("0-1-42")
-	if q := AppliedQuery(g, 50*time.Millisecond); q != "SELECT MASTER_GTID_WAIT('0-1-42', 0.050)" {
+	if q := AppliedQuery(g, 50*time.Millisecond); q != "SELECT CONCAT(MASTER_GTID_WAIT('0-1-42', 0.050), ',', @@gtid_current_pos)" {
 		t.Errorf("MariaDB applied query %q", q)
+	}
+	if ok, at, _ := Applied(g, "0,0-1-45"); !ok || at.String() != "0-1-45" {
+		t.Errorf("MASTER_GTID_WAIT 0 with the same server's 0-1-45: ok %v at %s, want ok at 0-1-45", ok, at)
+	}
+	// A replica left on a replaced primary's history: its sequence number
+	// is past the target's, so the wait succeeds, but it never had the
+	// target's transaction, written by server 3.
+	g3, _ := ParseMariaDBGTID("0-3-42")
+	if ok, _, _ := Applied(g3, "0,0-1-50"); ok {
+		t.Error("a replica at 0-1-50 is taken to hold 0-3-42, written by another server")
+	}
+	if ok, _, _ := Applied(g, "-1,0-1-40"); ok {
+		t.Error("MASTER_GTID_WAIT -1 with a position is ok")
+	}
+	if ok, _, _ := Applied(g, "0,"); ok {
+		t.Error("a replica with an empty position is taken to hold 0-1-42")
 	}
 	if ok, at, _ := Applied(g, int64(0)); !ok || at.String() != "0-1-42" {
 		t.Error("MASTER_GTID_WAIT 0 is not ok")

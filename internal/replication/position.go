@@ -119,6 +119,21 @@ func (p Position) Covers(q Position) bool {
 	return false
 }
 
+// Holds reports whether a node at p holds q's transactions themselves:
+// it Covers q and, on MariaDB, its newest transactions came from q's
+// servers (SameSources). A MariaDB replica left on a replaced primary's
+// history (it applied transactions the new primary never had, and cannot
+// follow it) may show as high a sequence number as a new write's without
+// having it; Covers alone, and MASTER_GTID_WAIT, which compares sequence
+// numbers the same way, take it for caught up. A read that must see a
+// write asks Holds. What it costs: across a change of primary, a position
+// written by the old one is not held by replicas of the new one, even
+// where they have it (a switchover loses nothing), until the caller moves
+// its target to the new primary's position (rwpool's rebase).
+func (p Position) Holds(q Position) bool {
+	return q.IsZero() || p.Covers(q) && p.SameSources(q)
+}
+
 // SameSources reports whether p's newest transactions came from the
 // servers that wrote q's: in every MariaDB replication domain of q, p's
 // last GTID names q's server. A MariaDB sequence number alone does not

@@ -187,3 +187,57 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestHolds(t *testing.T) {
+	my := func(s string) Position {
+		p, err := ParseMariaDBGTID(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		p, q         string
+		covers, hold bool
+	}{
+		{"0-1-50", "0-1-42", true, true},
+		{"0-1-50", "0-3-42", true, false}, // another server's history, past it by number
+		{"0-3-50", "0-1-42", true, false}, // the new primary's replica, asked for the old one's write
+		{"0-1-40", "0-1-42", false, false},
+		{"0-1-50,1-2-7", "0-1-42,1-2-7", true, true},
+		{"0-1-50,1-4-9", "0-1-42,1-2-7", true, false},
+	} {
+		p, q := my(tc.p), my(tc.q)
+		if got := p.Covers(q); got != tc.covers {
+			t.Errorf("%s covers %s: %v, want %v", tc.p, tc.q, got, tc.covers)
+		}
+		if got := p.Holds(q); got != tc.hold {
+			t.Errorf("%s holds %s: %v, want %v", tc.p, tc.q, got, tc.hold)
+		}
+	}
+	a, _ := ParseLSN("0/3000")
+	b, _ := ParseLSN("0/2000")
+	if !a.Holds(b) || b.Holds(a) {
+		t.Error("PostgreSQL: Holds is not Covers")
+	}
+	if !a.Holds(Position{}) {
+		t.Error("the zero position is not held by everything")
+	}
+}
+
+func TestParsePostgresWithTimeline(t *testing.T) {
+	p, err := Parse(Postgres, "0/E83B38 3")
+	if err != nil || p.String() != "0/E83B38" || p.Timeline() != 3 {
+		t.Fatalf("Parse(\"0/E83B38 3\") = %s on timeline %d, %v; want 0/E83B38 on 3", p, p.Timeline(), err)
+	}
+	if p, err := Parse(Postgres, "0/E83B38"); err != nil || p.Timeline() != 0 {
+		t.Fatalf("an LSN alone: timeline %d, %v; want 0 (unknown)", p.Timeline(), err)
+	}
+	if _, err := Parse(Postgres, "0/E83B38 x"); err == nil {
+		t.Fatal("a bad timeline parsed")
+	}
+	old, _ := Parse(Postgres, "0/F00000 1")
+	if old.Covers(p) {
+		t.Error("a replica past the LSN on timeline 1 covers a write on timeline 3")
+	}
+}

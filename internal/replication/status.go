@@ -92,6 +92,17 @@ const pgTimeline = "CASE WHEN pg_is_in_recovery() THEN COALESCE(" +
 	"(SELECT timeline_id FROM pg_control_checkpoint())) " +
 	"ELSE ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::bigint END"
 
+// pgCurrent reads a PostgreSQL primary's current WAL position with its
+// timeline (as pgTimeline reads a primary's), "LSN TLI", on the connection
+// that asks: the timeline of the server that took the session's write,
+// not the one its node's last status saw. Right after a switchover behind
+// the primary's address, that status is the old server's, on the old
+// timeline, and a write labelled with it would pass for applied on a
+// replica still on that timeline, past the same LSN (TestSimulation, seed
+// 493538501747620341).
+const pgCurrent = "SELECT pg_current_wal_lsn()::text || ' ' || " +
+	"('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::bigint"
+
 // IdentityQuery returns a query whose one value tells servers apart, even
 // behind one address (a DNS name, a virtual IP, a proxy): PostgreSQL's
 // server address, port and start time, MySQL's and MariaDB's host name,
@@ -183,7 +194,17 @@ func ParseStatus(f Flavor, row []driver.Value) (Status, error) {
 func Parse(f Flavor, s string) (Position, error) {
 	switch f {
 	case Postgres:
-		return ParseLSN(s)
+		// pgCurrent's answer, "LSN TLI", or an LSN alone.
+		lsn, tli, withTLI := strings.Cut(strings.TrimSpace(s), " ")
+		p, err := ParseLSN(lsn)
+		if err != nil || !withTLI {
+			return p, err
+		}
+		t, err := strconv.ParseUint(tli, 10, 32)
+		if err != nil {
+			return Position{}, fmt.Errorf("replication: invalid PostgreSQL timeline %q", short(s))
+		}
+		return p.OnTimeline(uint32(t)), nil
 	case MariaDB:
 		return ParseMariaDBGTID(s)
 	case MySQL:
@@ -200,7 +221,7 @@ func Parse(f Flavor, s string) (Position, error) {
 func WrittenQuery(f Flavor) string {
 	switch f {
 	case Postgres:
-		return "SELECT pg_current_wal_lsn()::text"
+		return pgCurrent
 	case MariaDB:
 		return "SELECT IF(@@last_gtid = '', @@gtid_binlog_pos, @@last_gtid)"
 	case MySQL:
@@ -217,7 +238,7 @@ func WrittenQuery(f Flavor) string {
 func CurrentQuery(f Flavor) string {
 	switch f {
 	case Postgres:
-		return "SELECT pg_current_wal_lsn()::text"
+		return pgCurrent
 	case MariaDB:
 		return "SELECT @@gtid_binlog_pos"
 	case MySQL:
@@ -238,8 +259,10 @@ func AppliedQuery(target Position, wait time.Duration) string {
 	case Postgres:
 		return "SELECT pg_last_wal_replay_lsn()::text"
 	case MariaDB:
-		return "SELECT MASTER_GTID_WAIT('" + target.String() + "', " +
-			strconv.FormatFloat(max(wait, 0).Seconds(), 'f', 3, 64) + ")"
+		// With the replica's current position: the wait compares sequence
+		// numbers only (see Position.Holds).
+		return "SELECT CONCAT(MASTER_GTID_WAIT('" + target.String() + "', " +
+			strconv.FormatFloat(max(wait, 0).Seconds(), 'f', 3, 64) + "), ',', @@gtid_current_pos)"
 	case MySQL:
 		if wait >= time.Second {
 			return "SELECT WAIT_FOR_EXECUTED_GTID_SET('" + target.String() + "', " +
@@ -262,8 +285,23 @@ func Applied(target Position, v driver.Value) (ok bool, at Position, err error) 
 		}
 		return at.Covers(target), at, nil
 	case MariaDB:
-		// MASTER_GTID_WAIT: 0 reached, -1 timed out.
-		ok = asString(v) == "0"
+		// MASTER_GTID_WAIT: 0 reached, -1 timed out; then, after a comma,
+		// the replica's @@gtid_current_pos, which must name target's
+		// servers (Position.Holds). A bare wait result (no comma) is
+		// judged by the wait alone.
+		r, cur, withPos := strings.Cut(asString(v), ",")
+		ok = r == "0"
+		if !withPos {
+			break
+		}
+		p, err := ParseMariaDBGTID(cur)
+		if err != nil {
+			return false, Position{}, err
+		}
+		if !ok || !p.Holds(target) {
+			return false, Position{}, nil
+		}
+		return true, p, nil
 	case MySQL:
 		ok, err = asBool(v)
 	}

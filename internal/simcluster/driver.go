@@ -495,6 +495,9 @@ func (cn *conn) statusLocked(st statement) ([]string, [][]driver.Value) {
 		if s.upstream != nil {
 			return one(nil) // ERROR in recovery, in truth; nil parses as no position
 		}
+		if strings.Contains(st.q, "pg_walfile_name") {
+			return one(fmt.Sprintf("%s %d", lsnText(s.lsn()), s.timeline()))
+		}
 		return one(lsnText(s.lsn()))
 	case "pg_replay":
 		if s.upstream == nil {
@@ -537,7 +540,8 @@ func boolInt(b bool) int64 {
 
 // waitGTID answers MASTER_GTID_WAIT: 0 once the server has replayed the
 // sequence number, -1 after the timeout. Like MariaDB it compares sequence
-// numbers in the domain, not the origin.
+// numbers in the domain, not the origin. Asked with @@gtid_current_pos
+// (rwpool's AppliedQuery), it answers "result,position".
 func (cn *conn) waitGTID(st statement) (*rows, error) {
 	c := cn.c
 	deadline := time.Now().Add(st.wait)
@@ -550,9 +554,19 @@ func (cn *conn) waitGTID(st statement) (*rows, error) {
 		cn.s.catchUp(time.Now())
 		ok := cn.s.slavePos.seq >= st.seq || cn.s.lastGTID.seq >= st.seq
 		if ok || !time.Now().Before(deadline) {
-			v := int64(-1)
+			var v driver.Value = int64(-1)
 			if ok {
-				v = 0
+				v = int64(0)
+			}
+			if st.withPos {
+				// CONCAT(MASTER_GTID_WAIT(...), ',', @@gtid_current_pos):
+				// per domain, the newer of the binlog's and the
+				// replicated position.
+				cur := cn.s.lastGTID
+				if cn.s.slavePos.seq > cur.seq {
+					cur = cn.s.slavePos
+				}
+				v = fmt.Sprintf("%d,%s", v, cur)
 			}
 			r := &rows{cn: cn, cols: []string{"w"}, data: [][]driver.Value{{v}}}
 			cn.rows++

@@ -37,6 +37,7 @@ type statement struct {
 	timeline  bool          // pg_status: the timeline is asked too
 	seq       int64         // kindWaitGTID: the sequence number awaited
 	wait      time.Duration // kindWaitGTID: the longest wait
+	withPos   bool          // kindWaitGTID: followed by ',' and @@gtid_current_pos
 }
 
 var (
@@ -106,6 +107,7 @@ func parse(q string, args []driver.NamedValue) (statement, error) {
 			return st, fmt.Errorf("simcluster: cannot parse %q", q)
 		}
 		st.kind = kindWaitGTID
+		st.withPos = strings.Contains(t, "@@gtid_current_pos")
 		st.seq, _ = strconv.ParseInt(m[1], 10, 64)
 		f, _ := strconv.ParseFloat(m[2], 64)
 		st.wait = time.Duration(f * float64(time.Second))
