@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rwpool/rwpool/internal/driverinfo"
 	"github.com/rwpool/rwpool/internal/replication"
 	"github.com/rwpool/rwpool/pool"
 	"github.com/rwpool/rwpool/routing"
@@ -374,7 +375,18 @@ func (c *Connector) position(ctx context.Context, pc *pool.Conn, query func(repl
 	if f == replication.Unknown {
 		return replication.Position{}, errNoFlavor
 	}
-	v, err := c.queryValue(ctx, pc, query(f))
+	q := query(f)
+	timeline := f == replication.Postgres && q != replication.PostgresLSNQuery
+	if timeline && c.noTimeline.Load() {
+		q, timeline = replication.PostgresLSNQuery, false
+	}
+	v, err := c.queryValue(ctx, pc, q)
+	if err != nil && timeline && driverinfo.Refused(err) {
+		// As the status query (readStatus): without the timeline from now
+		// on, rather than with no position at all.
+		c.noTimeline.Store(true)
+		v, err = c.queryValue(ctx, pc, replication.PostgresLSNQuery)
+	}
 	if err != nil {
 		return replication.Position{}, err
 	}

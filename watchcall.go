@@ -25,8 +25,8 @@ import (
 // finishes first, the caller reads the result and puts the worker back
 // (so the record is not reused before it is read); if the caller's
 // context ends first, one compare-and-swap gives the call to the worker,
-// which cleans up what the driver returns (closes the rows, destroys the
-// connection, as await's cleanup does) and puts itself back.
+// which cleans up what the driver returns (destroys the connection, then
+// closes the rows unread) and puts itself back.
 
 // watchedCall is one query or exec handed to a callWorker.
 type watchedCall struct {
@@ -82,9 +82,10 @@ type callWorkers struct {
 // bounded by ctx: when ctx ends first it returns errAbandoned at once, and
 // the worker cleans up what the driver returns (pc is destroyed).
 func (c *Connector) callWatched(ctx context.Context, pc *pool.Conn, query string, args []driver.NamedValue, exec bool) (*rows, driver.Result, error) {
-	if c.closed.Load() {
-		return nil, nil, ErrClosed // as await's, refused by bg once Close began
-	}
+	// No test of c.closed here: a statement of a transaction still open
+	// while Close runs goes on as on a driver rwpool does not watch. An
+	// idle worker is alive (one leaving takes itself out first: serve), and
+	// a new one is refused by bg once Close is waiting for it.
 	w := c.workers.take()
 	if w == nil {
 		w = &callWorker{in: make(chan *watchedCall, 1)}
@@ -156,13 +157,15 @@ func (wc *watchedCall) finish() bool {
 		wc.done <- struct{}{}
 		return true
 	}
-	// Abandoned: nobody reads the result. The rows close first (they may
-	// hold a statement on pc), then pc, which the driver has let go of, is
-	// destroyed.
-	if wc.rows != nil {
-		wc.rows.Close()
-	}
+	// Abandoned: nobody reads the result. pc, which the driver has let go
+	// of, is destroyed first, then the rows are closed unread, as
+	// node.discard does: lib/pq's rows Close reads the rest of the result,
+	// and would wait on a server that may never answer for as long as pc
+	// stays open (the worker stuck, the pool's slot taken).
 	wc.pc.Destroy()
+	if wc.rows != nil {
+		wc.rows.closeUnread()
+	}
 	wc.reset()
 	return false
 }

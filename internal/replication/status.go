@@ -103,6 +103,12 @@ const pgTimeline = "CASE WHEN pg_is_in_recovery() THEN COALESCE(" +
 const pgCurrent = "SELECT pg_current_wal_lsn()::text || ' ' || " +
 	"('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::bigint"
 
+// PostgresLSNQuery is WrittenQuery's and CurrentQuery's PostgreSQL query
+// without the timeline, for a server that refuses pg_walfile_name (a
+// role without it, a server that only speaks PostgreSQL's protocol): the
+// caller then labels the LSN with the timeline its status read, as before.
+const PostgresLSNQuery = "SELECT pg_current_wal_lsn()::text"
+
 // IdentityQuery returns a query whose one value tells servers apart, even
 // behind one address (a DNS name, a virtual IP, a proxy): PostgreSQL's
 // server address, port and start time, MySQL's and MariaDB's host name,
