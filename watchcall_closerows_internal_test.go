@@ -8,8 +8,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/rwpool/rwpool/dsn"
 )
 
 // blockCloseDriver models lib/pq on a server that hangs mid-result: a
@@ -94,14 +92,7 @@ func TestWatchedCallAbandonedDestroysBeforeClosingRows(t *testing.T) {
 	d.mu.Lock()
 	d.release, d.force = make(chan struct{}), make(chan struct{}) // fresh for each run (-count)
 	d.mu.Unlock()
-	cfg, err := dsn.Parse("driver=rwpool-internal-blockclose;primary=bc-p;check_interval=1h;breaker=off")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := NewConnector(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := connectorFor(t, "driver=rwpool-internal-blockclose;primary=bc-p;check_interval=1h;breaker=off")
 	defer func() {
 		close(d.force) // unblock whatever is still stuck, for goleak
 		c.Close()

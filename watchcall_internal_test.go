@@ -66,14 +66,7 @@ func TestWatchedReadAllocatesAsUnwatched(t *testing.T) {
 // it was handed to stays with the driver until the driver lets go, then
 // destroys the connection and serves again.
 func TestWatchedCallAbandonedThenServesAgain(t *testing.T) {
-	cfg, err := dsn.Parse("driver=rwpool-internal-watchcall;primary=wc-p;replica=wc-r;check_interval=1h;breaker=off")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := NewConnector(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := connectorFor(t, "driver=rwpool-internal-watchcall;primary=wc-p;replica=wc-r;check_interval=1h;breaker=off")
 	db := sql.OpenDB(c)
 	defer db.Close()
 	if !c.watch {
@@ -99,7 +92,7 @@ func TestWatchedCallAbandonedThenServesAgain(t *testing.T) {
 	r := watchCallFake.Node("wc-r")
 	r.SetHang(true)
 	start := time.Now()
-	err = read(100 * time.Millisecond)
+	err := read(100 * time.Millisecond)
 	if took := time.Since(start); took > time.Second {
 		t.Fatalf("a read stuck in the driver returned after %s, want about its 100ms deadline", took)
 	}
@@ -126,14 +119,7 @@ func TestWatchedCallAbandonedThenServesAgain(t *testing.T) {
 // before Close answers the call handed to it, rather than leaving for
 // Close and its caller waiting.
 func TestWatchedCallTakenAsCloseBegins(t *testing.T) {
-	cfg, err := dsn.Parse("driver=rwpool-bench-nop;primary=p;check_interval=1h")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := NewConnector(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := connectorFor(t, "driver=rwpool-bench-nop;primary=p;check_interval=1h")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
 	defer cancel()
 	n := c.nodes[0]
@@ -167,4 +153,20 @@ func TestWatchedCallTakenAsCloseBegins(t *testing.T) {
 	c.workers.giveBack(w) // refused (closing): the worker is told to leave
 	pc.Destroy()
 	<-closed
+}
+
+// connectorFor returns a Connector for the rwpool DSN s, as for the real
+// driver it names (watched unless it honours contexts); the caller closes
+// it, or the *sql.DB opened over it.
+func connectorFor(t *testing.T, s string) *Connector {
+	t.Helper()
+	cfg, err := dsn.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewConnector(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
