@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"io"
 	"log"
+	"os"
 	"testing"
 	"time"
 
@@ -27,15 +28,60 @@ func realClusters(t testing.TB) []*cluster {
 	t.Helper()
 	var cls []*cluster
 	for _, b := range testcluster.Backends(t) {
-		cls = append(cls, &cluster{b})
+		cl := &cluster{b}
+		cl.awaitPoolers(t)
+		cls = append(cls, cl)
 	}
 	return cls
+}
+
+// awaitPoolers waits until a statement goes through each of the backend's
+// poolers, if it has any. PgBouncer remembers a failed login to its server
+// (an earlier test killed it) until its next login succeeds, and refuses
+// the first clients after even a long quiet spell with "server login has
+// been failing"; every test starts with the cluster healthy, so the
+// refusal belongs to the test that caused it, not to the next one.
+func (cl *cluster) awaitPoolers(t testing.TB) {
+	t.Helper()
+	for addr := range cl.Via {
+		db, err := sql.Open(cl.Driver, cl.NodeDSN(addr))
+		if err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(15 * time.Second)
+		for {
+			var one int
+			err := db.QueryRow("SELECT 1").Scan(&one)
+			if err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				db.Close()
+				t.Fatalf("%s: pooler %s (server %s) does not answer: %v", cl.Name, addr, cl.Server(addr), err)
+			}
+			time.Sleep(100 * time.Millisecond) // a poll with a deadline
+		}
+		db.Close()
+	}
 }
 
 // forEachCluster runs f as a subtest on every real cluster.
 func forEachCluster(t *testing.T, f func(t *testing.T, cl *cluster)) {
 	for _, cl := range realClusters(t) {
 		t.Run(cl.Name, func(t *testing.T) { f(t, cl) })
+	}
+}
+
+// skipTransactionPooled skips a test of session state (SET, temporary
+// tables) on a backend behind a transaction pooler: there, that state
+// belongs to a server connection that another client's next transaction
+// may get, whatever rwpool does with its own connections. PgBouncer's
+// documentation rules such features out in transaction mode; the README
+// says so (Behind PgBouncer).
+func skipTransactionPooled(t *testing.T, cl *cluster) {
+	t.Helper()
+	if cl.TransactionPooled {
+		t.Skip("session state does not outlive a transaction behind a transaction pooler (README: Behind PgBouncer)")
 	}
 }
 
@@ -53,7 +99,13 @@ func (cl *cluster) open(t *testing.T, extra string, weights ...int) *sql.DB {
 	return db
 }
 
-var portOf = testcluster.Port
+// clusterEnv is the environment's description of the clusters, read once.
+var clusterEnv, _ = testcluster.Read(os.Getenv)
+
+// portOf returns the port of the server that addr reaches: the tests'
+// faults and sightings concern servers, and a PgBouncer backend's
+// addresses are those of the poolers in front of them.
+func portOf(addr string) string { return testcluster.Port(clusterEnv.Server(addr)) }
 
 // waitReplicas waits until every replica, asked directly through the real
 // driver, answers q (which must return one row) with want: replicas replay

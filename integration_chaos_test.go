@@ -33,7 +33,7 @@ var chaosDuration = flag.Duration("rwpool.chaos", 60*time.Second,
 // and go-sql-driver/mysql; the fault tests cover pgx).
 func TestChaos(t *testing.T) {
 	for _, cl := range realClusters(t) {
-		if cl.Name == "pgx" {
+		if isPgx(cl) {
 			continue
 		}
 		t.Run(cl.Name, func(t *testing.T) { runChaos(t, cl) })

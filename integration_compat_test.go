@@ -256,7 +256,7 @@ var compatCases = []compatCase{
 	}},
 	{name: "named arguments", run: func(t *testing.T, v *compatVariant) string {
 		q := "SELECT " + v.ph(1)
-		if v.cl.Name == "pgx" {
+		if isPgx(v.cl) {
 			q = "SELECT @x::int" // pgx rewrites named arguments
 		}
 		var n int
@@ -387,9 +387,9 @@ var compatCases = []compatCase{
 	}},
 }
 
-func isLibPQ(cl *cluster) bool { return cl.Name == "postgres" }
-func isPgx(cl *cluster) bool   { return cl.Name == "pgx" }
-func isMySQL(cl *cluster) bool { return cl.Name == "mariadb" }
+func isLibPQ(cl *cluster) bool { return cl.Driver == "postgres" }
+func isPgx(cl *cluster) bool   { return cl.Driver == "pgx" }
+func isMySQL(cl *cluster) bool { return cl.Driver == "mysql" }
 
 // copyRows loads n rows into tb with lib/pq's COPY FROM STDIN on a
 // statement from prepare, as lib/pq documents it.

@@ -40,6 +40,7 @@ func (c connCounters) minus(o connCounters) connCounters {
 // reset with reset_query, after which the next lease sees no trace of it.
 func TestIntegrationReconnects(t *testing.T) {
 	forEachCluster(t, func(t *testing.T, cl *cluster) {
+		skipTransactionPooled(t, cl)
 		ctx := context.Background()
 		const leases = 50
 		setup := cl.open(t, "")
@@ -58,7 +59,7 @@ func TestIntegrationReconnects(t *testing.T) {
 			set, show = "SET application_name = 'dirty'", "SELECT CASE WHEN current_setting('application_name') = 'dirty' THEN 'dirty' ELSE 'clean' END"
 			reset = "DISCARD ALL"
 		}
-		if cl.Name == "pgx" {
+		if isPgx(cl) {
 			// DISCARD ALL also drops the statements pgx caches per
 			// connection: everything else it does, and no DEALLOCATE.
 			reset = "RESET ALL; DISCARD TEMP; DISCARD SEQUENCES; CLOSE ALL; UNLISTEN *; SELECT pg_advisory_unlock_all()"

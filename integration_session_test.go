@@ -69,6 +69,7 @@ func TestIntegrationSessionPinning(t *testing.T) {
 
 func TestIntegrationSessionStateAndTempTables(t *testing.T) {
 	forEachCluster(t, func(t *testing.T, cl *cluster) {
+		skipTransactionPooled(t, cl)
 		db := cl.open(t, "")
 		ctx := context.Background()
 		c, err := db.Conn(ctx)

@@ -37,6 +37,13 @@
 #   RWPOOL_REUSE_CLUSTER=1  use an already running cluster if `cluster.sh
 #                           status` says it is healthy (and leave it running);
 #                           handy with RWPOOL_KEEP_CLUSTER=1 for quick reruns
+#   RWPOOL_BACKENDS=a,b     the integration tests' backends (default:
+#                           postgres, pgx, mariadb; the PgBouncer ones are
+#                           pgbouncer_tx, pgbouncer_tx_pgx, pgbouncer_session,
+#                           see internal/testcluster). A full run sets it
+#                           itself for the root package's pass through
+#                           PgBouncer (scripts/pgbouncer.sh, started and
+#                           stopped here)
 #   RWPOOL_SKIP_VET=1       don't run go vet
 #   RWPOOL_FUZZTIME=300000x executions (or a time) per fuzz target in a full
 #                           run (0: none)
@@ -54,6 +61,17 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CLUSTER="$ROOT/scripts/cluster.sh"
 PROXIES="$ROOT/scripts/proxies.sh"
+PGBOUNCER="$ROOT/scripts/pgbouncer.sh"
+# The root package's second pass, through a PgBouncer in front of each
+# PostgreSQL node (scripts/pgbouncer.sh; backends in internal/testcluster):
+# every integration, fault and chaos test through transaction pooling with
+# lib/pq and pgx, and the routing, consistency, kill and promotion tests
+# through session pooling. The chaos test runs 30 s there instead of 60 s
+# to keep the suite within its budget.
+POOLED_TX_BACKENDS=pgbouncer_tx,pgbouncer_tx_pgx
+POOLED_TX_RUN='^(TestIntegration|TestFault|TestChaos)'
+POOLED_SESSION_BACKENDS=pgbouncer_session
+POOLED_SESSION_RUN='^(TestIntegrationReadsOnReplicasWritesOnPrimary|TestIntegrationTransactionsOnPrimary|TestIntegrationReadYourWrites|TestIntegrationSessionPinning|TestFaultKillReplica|TestFaultKillPrimary|TestIntegrationFollowPromotion)$'
 # -p 1: one test binary at a time. The root package's fault and chaos
 # tests assert latency bounds (fail fast under 1 ms, p99 under 100 ms) on a
 # 2-core machine; another package's race-enabled tests running beside them
@@ -73,6 +91,7 @@ cleanup() {
     # died first. Before the cluster: they hold connections to it.
     if [ "${RWPOOL_KEEP_CLUSTER:-0}" != 1 ]; then
         "$PROXIES" down || log "WARNING: proxies teardown failed"
+        "$PGBOUNCER" down || log "WARNING: PgBouncer teardown failed"
     fi
     if [ "$OWN_CLUSTER" -eq 1 ]; then
         if [ "${RWPOOL_KEEP_CLUSTER:-0}" = 1 ]; then
@@ -190,6 +209,14 @@ main() {
     # shellcheck disable=SC1091
     . "$RWPOOL_CLUSTER_DIR/env"
     export RWPOOL_REPORT_DIR="$RWPOOL_CLUSTER_DIR/reports"
+    # PgBouncers in front of the PostgreSQL nodes, for the tests through
+    # poolers. Without them those tests skip, or fail under CI=true.
+    if ! { [ "${RWPOOL_REUSE_CLUSTER:-0}" = 1 ] && "$PGBOUNCER" status >/dev/null 2>&1; }; then
+        "$PGBOUNCER" up || log "WARNING: PgBouncers did not start; the tests through them will say so"
+    fi
+    local pgb_env="${RWPOOL_PGBOUNCER_DIR:-$RWPOOL_CLUSTER_DIR-pgbouncer}/env"
+    # shellcheck disable=SC1090
+    if [ -r "$pgb_env" ]; then . "$pgb_env"; fi
 
     # --- go vet / go test ---
     local m dir mods
@@ -200,6 +227,12 @@ main() {
             dir="${dir%/.}"
             if [ "${RWPOOL_SKIP_VET:-0}" != 1 ]; then step "$dir" "go vet" go vet ./...; fi
             step "$dir" "go test" go test "${GO_TEST_FLAGS[@]}" ./...
+            if [ "$m" = . ]; then
+                step "$dir" "go test through PgBouncer (transaction mode)" env RWPOOL_BACKENDS="$POOLED_TX_BACKENDS" \
+                    go test "${GO_TEST_FLAGS[@]}" -run "$POOLED_TX_RUN" . -rwpool.chaos=30s
+                step "$dir" "go test through PgBouncer (session mode)" env RWPOOL_BACKENDS="$POOLED_SESSION_BACKENDS" \
+                    go test "${GO_TEST_FLAGS[@]}" -run "$POOLED_SESSION_RUN" .
+            fi
         done
         fuzz_all
     else

@@ -44,6 +44,13 @@ own driver (not through rwpool), and reports per node:
              (Seconds_Behind_Master of SHOW REPLICA STATUS, which needs the
              REPLICATION CLIENT / SLAVE MONITOR privilege; without it,
              MariaDB's GTID position is compared with the primary's)
+  pooler     what sits between the DSN and the server, if anything: a
+             transaction pooler (PgBouncer pool_mode=transaction, ProxySQL
+             multiplexing: one client connection's statements run in
+             different server sessions), or a session pooler, proxy or
+             port mapping (the server's own port is not the dialled one),
+             with what that means for rwpool's routing (a note, not a
+             problem: rwpool works through both)
 
 The drivers postgres (lib/pq), pgx (pgx/v5) and mysql (go-sql-driver/mysql)
 are built in. Passwords never appear in the output: nodes are shown by name
@@ -186,6 +193,8 @@ type nodeReport struct {
 	known     bool     // the server told its role
 	role      string   // what the server says it is, in words
 	lag       string   // replication lag, in words; "" when unknown
+	pooler    string   // what sits between the DSN and the server (checkPooler); "" for nothing seen
+	between   string   // the ports that differ, when they do
 	info      []string
 	problems  []string
 	follow    bool // follow_promotion=on: judgeFollowed judges a role that differs from the DSN's
@@ -221,6 +230,9 @@ func (r *nodeReport) print(w io.Writer) {
 		}
 		if r.lag != "" {
 			line("lag", r.lag)
+		}
+		if r.pooler != "" {
+			line("pooler", r.pooler)
 		}
 	}
 	for _, s := range r.info {
@@ -292,8 +304,10 @@ func checkNode(ctx context.Context, driver string, n dsn.Node, o checkOpts, foll
 	switch routing.DialectOf(driver) {
 	case routing.DialectPostgres:
 		checkPostgres(ctx, db, r, o)
+		checkPooler(ctx, driver, db, r)
 	case routing.DialectMySQL:
 		checkMySQL(ctx, db, r, o)
+		checkPooler(ctx, driver, db, r)
 	default:
 		r.info = append(r.info, "role and lag are checked for PostgreSQL and MySQL/MariaDB drivers only")
 	}

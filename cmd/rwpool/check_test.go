@@ -248,3 +248,45 @@ func TestCompareGTID(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckPooler: check tells a node behind a transaction pooler, one
+// behind a session pooler and one dialled directly apart, and says what
+// pooling means for rwpool without calling it a problem.
+func TestCheckPooler(t *testing.T) {
+	var tx, session *testcluster.Backend
+	for _, b := range testcluster.Poolers(t) {
+		switch b.Name {
+		case testcluster.PgBouncerTx:
+			tx = b
+		case testcluster.PgBouncerSession:
+			session = b
+		}
+	}
+	direct := testcluster.Get(t, testcluster.Postgres)
+	// The primary through transaction pooling, replica1 through session
+	// pooling, replica2 dialled directly.
+	d := "driver=postgres;primary='" + tx.NodeDSN(tx.Primary) + "';replica='" + session.NodeDSN(session.Replicas[0]) +
+		"';replica='" + direct.NodeDSN(direct.Replicas[1]) + "'"
+	st, out, errb := runCmd(t, "check", "--timeout", "20s", d)
+	if st != exitOK || errb != "" {
+		t.Fatalf("status %d, stderr %q, stdout:\n%s", st, errb, out)
+	}
+	sections := strings.Split(out, "\n\n")
+	if len(sections) < 4 {
+		t.Fatalf("want a section per node:\n%s", out)
+	}
+	primary, replica1, replica2 := sections[1], sections[2], sections[3]
+	for _, want := range []string{"pooler     TRANSACTION POOLING", "the DSN dials port " + testcluster.Port(tx.Primary) +
+		", the server listens on " + testcluster.Port(tx.Server(tx.Primary)), "keeps a session only within a transaction"} {
+		if !strings.Contains(primary, want) {
+			t.Errorf("primary: output lacks %q:\n%s", want, primary)
+		}
+	}
+	if !strings.Contains(replica1, "pooler     a pooler in session mode, a proxy or a port mapping") ||
+		strings.Contains(replica1, "TRANSACTION POOLING") {
+		t.Errorf("replica1 (session pooling) reported as:\n%s", replica1)
+	}
+	if strings.Contains(replica2, "pooler") {
+		t.Errorf("replica2 (dialled directly) reported behind a pooler:\n%s", replica2)
+	}
+}

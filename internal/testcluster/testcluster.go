@@ -34,6 +34,11 @@ type Env struct {
 	PGReplicas               []string
 	MyPrimary                string
 	MyReplicas               []string
+
+	// PgBouncers in front of the PostgreSQL nodes (scripts/pgbouncer.sh),
+	// in the order of PGPrimary then PGReplicas; nil when none run.
+	PGBouncerTx      []string // transaction mode
+	PGBouncerSession []string // session mode
 }
 
 // Read reads the clusters' description through getenv (os.Getenv, or a
@@ -44,6 +49,7 @@ func Read(getenv func(string) string) (e Env, ok bool) {
 		User: getenv("RWPOOL_DB_USER"), Password: getenv("RWPOOL_DB_PASSWORD"), Database: getenv("RWPOOL_DB_NAME"),
 		PGPrimary: getenv("RWPOOL_PG_PRIMARY"), PGReplicas: splitList(getenv("RWPOOL_PG_REPLICAS")),
 		MyPrimary: getenv("RWPOOL_MY_PRIMARY"), MyReplicas: splitList(getenv("RWPOOL_MY_REPLICAS")),
+		PGBouncerTx: splitList(getenv("RWPOOL_PGBOUNCER_TX")), PGBouncerSession: splitList(getenv("RWPOOL_PGBOUNCER_SESSION")),
 	}
 	return e, e.PGPrimary != "" && e.MyPrimary != "" && e.User != ""
 }
@@ -83,6 +89,16 @@ const (
 	Postgres = "postgres" // PostgreSQL through lib/pq
 	Pgx      = "pgx"      // PostgreSQL through pgx's stdlib driver, the same servers
 	MariaDB  = "mariadb"  // MariaDB through go-sql-driver/mysql
+
+	// PostgreSQL through a PgBouncer in front of each node. lib/pq sends
+	// its parameters in one round trip (binary_parameters=yes) and pgx
+	// without prepared statements (default_query_exec_mode=exec): PgBouncer
+	// 1.18 in transaction mode may hand each round trip outside a
+	// transaction to another server connection, where a statement prepared
+	// in the first does not exist.
+	PgBouncerTx      = "pgbouncer_tx"      // lib/pq, transaction mode
+	PgBouncerTxPgx   = "pgbouncer_tx_pgx"  // pgx, transaction mode
+	PgBouncerSession = "pgbouncer_session" // lib/pq, session mode
 )
 
 // Backend is one database/sql driver over one of the clusters.
@@ -99,6 +115,26 @@ type Backend struct {
 	// "key=value key=value" for PostgreSQL, "key=value&key=value" for
 	// MySQL.
 	Params string
+
+	// TransactionPooled: the backend reaches the servers through a
+	// transaction pooler, where session state (SET, temporary tables)
+	// belongs to a server connection that any client's next transaction
+	// may get.
+	TransactionPooled bool
+
+	// Via maps the address of a pooler in Primary or Replicas to the
+	// server behind it; nil when the backend dials the servers. Faults
+	// and port queries concern the server (Server).
+	Via map[string]string
+}
+
+// Server returns the address of the server that addr (the primary's or a
+// replica's address) reaches: addr itself, or the server behind a pooler.
+func (b *Backend) Server(addr string) string {
+	if s, ok := b.Via[addr]; ok {
+		return s
+	}
+	return addr
 }
 
 // Backends returns the backends over the clusters e describes: PostgreSQL
@@ -116,10 +152,45 @@ func (e Env) Backends() []*Backend {
 	}
 }
 
+// Poolers returns the backends through PgBouncer (PgBouncerTx,
+// PgBouncerTxPgx, PgBouncerSession), when the environment describes
+// PgBouncers.
+func (e Env) Poolers() []*Backend {
+	if len(e.PGBouncerTx) != 1+len(e.PGReplicas) || len(e.PGBouncerSession) != 1+len(e.PGReplicas) {
+		return nil
+	}
+	pooled := func(name, driver, params string, via []string) *Backend {
+		b := &Backend{Name: name, Driver: driver, Primary: via[0], Replicas: via[1:], Params: params,
+			TransactionPooled: name != PgBouncerSession,
+			PortQuery: "SELECT inet_server_port()", User: e.User, Password: e.Password, Database: e.Database,
+			Via: map[string]string{}}
+		for i, s := range append([]string{e.PGPrimary}, e.PGReplicas...) {
+			b.Via[via[i]] = s
+		}
+		return b
+	}
+	return []*Backend{
+		pooled(PgBouncerTx, driverinfo.DriverLibPQ, "binary_parameters=yes", e.PGBouncerTx),
+		pooled(PgBouncerTxPgx, driverinfo.DriverPgx, "default_query_exec_mode=exec", e.PGBouncerTx),
+		pooled(PgBouncerSession, driverinfo.DriverLibPQ, "", e.PGBouncerSession),
+	}
+}
+
+// Server returns the address of the server that addr reaches: the server
+// behind it when addr is one of the environment's PgBouncers, else addr.
+func (e Env) Server(addr string) string {
+	for _, b := range e.Poolers() {
+		if s, ok := b.Via[addr]; ok {
+			return s
+		}
+	}
+	return addr
+}
+
 // Backend returns the backend called name, or the one whose driver is
 // name: "mysql" is MariaDB. It returns nil for none.
 func (e Env) Backend(name string) *Backend {
-	for _, b := range e.Backends() {
+	for _, b := range append(e.Backends(), e.Poolers()...) {
 		if b.Name == name || b.Driver == name {
 			return b
 		}
@@ -145,6 +216,10 @@ func short() bool {
 // Backends returns the backends of the environment's clusters. Without
 // them the test skips, except under CI=true, where it fails: CI must never
 // pass by not testing. With -short it skips.
+//
+// RWPOOL_BACKENDS, a comma-separated list of names, picks the backends
+// instead: scripts/test.sh runs the fault, consistency and failover tests
+// a second time with the PgBouncer backends so.
 func Backends(t T) []*Backend {
 	t.Helper()
 	if short() {
@@ -157,7 +232,36 @@ func Backends(t T) []*Backend {
 		}
 		t.Skip("no test clusters: run ./scripts/test.sh (or scripts/cluster.sh up and source its env file)")
 	}
-	return e.Backends()
+	names := os.Getenv("RWPOOL_BACKENDS")
+	if names == "" {
+		return e.Backends()
+	}
+	var bs []*Backend
+	for _, name := range splitList(names) {
+		b := e.Backend(name)
+		if b == nil {
+			t.Fatalf("RWPOOL_BACKENDS names %q: not a backend of the environment (are the PgBouncers up? scripts/pgbouncer.sh)", name)
+		}
+		bs = append(bs, b)
+	}
+	return bs
+}
+
+// Poolers returns the PgBouncer backends of the environment (Env.Poolers).
+// Without them the test skips, except under CI=true, where it fails, as
+// Backends does.
+func Poolers(t T) []*Backend {
+	t.Helper()
+	Backends(t) // the clusters themselves: skip or fail as it does
+	e, _ := Read(os.Getenv)
+	bs := e.Poolers()
+	if len(bs) == 0 {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("CI=true but no PgBouncers are described (RWPOOL_PGBOUNCER_TX, RWPOOL_PGBOUNCER_SESSION); run ./scripts/test.sh")
+		}
+		t.Skip("no PgBouncers: run ./scripts/test.sh (or scripts/pgbouncer.sh up and source its env file)")
+	}
+	return bs
 }
 
 // Get returns the backend called name (see Env.Backend) of the
@@ -176,7 +280,9 @@ func Get(t T, name string) *Backend {
 // IsPostgres reports whether the backend is PostgreSQL, through either
 // driver: SQL dialect, placeholders ($1) and server behaviour are the same
 // for lib/pq and pgx.
-func (b *Backend) IsPostgres() bool { return b.Name == Postgres || b.Name == Pgx }
+func (b *Backend) IsPostgres() bool {
+	return b.Driver == driverinfo.DriverLibPQ || b.Driver == driverinfo.DriverPgx
+}
 
 // NodeDSN returns the driver's DSN of the node at addr (host:port). lib/pq
 // and pgx both take PostgreSQL's keyword/value connection strings;
@@ -237,12 +343,12 @@ func Port(addr string) string {
 }
 
 // PrimaryPort is the primary's port, as the port query answers it.
-func (b *Backend) PrimaryPort() string { return Port(b.Primary) }
+func (b *Backend) PrimaryPort() string { return Port(b.Server(b.Primary)) }
 
 // ReplicaIndex returns the index in Replicas of the replica whose port is
 // port.
 func (b *Backend) ReplicaIndex(port string) (int, bool) {
-	i := slices.IndexFunc(b.Replicas, func(a string) bool { return Port(a) == port })
+	i := slices.IndexFunc(b.Replicas, func(a string) bool { return Port(b.Server(a)) == port })
 	return i, i >= 0
 }
 

@@ -78,3 +78,39 @@ func TestBackends(t *testing.T) {
 		t.Errorf("ports: replica index of 3 = %d, %v; 1 a replica port %v; primary port %s", i, ok, pg.IsReplicaPort("1"), pg.PrimaryPort())
 	}
 }
+
+// TestPoolers: the PgBouncer backends dial the poolers and report the
+// servers behind them, so that faults and port queries concern servers.
+func TestPoolers(t *testing.T) {
+	vars := map[string]string{"RWPOOL_PG_PRIMARY": "127.0.0.1:1", "RWPOOL_PG_REPLICAS": "127.0.0.1:2,127.0.0.1:3",
+		"RWPOOL_MY_PRIMARY": "127.0.0.1:4", "RWPOOL_DB_USER": "app", "RWPOOL_DB_NAME": "db",
+		"RWPOOL_PGBOUNCER_TX": "127.0.0.1:21,127.0.0.1:22,127.0.0.1:23", "RWPOOL_PGBOUNCER_SESSION": "127.0.0.1:24,127.0.0.1:25,127.0.0.1:26"}
+	env, _ := Read(func(k string) string { return vars[k] })
+	var names []string
+	for _, b := range env.Poolers() {
+		names = append(names, b.Name+"/"+b.Driver)
+	}
+	if got := strings.Join(names, " "); got != "pgbouncer_tx/postgres pgbouncer_tx_pgx/pgx pgbouncer_session/postgres" {
+		t.Fatalf("poolers %s", got)
+	}
+	tx, session := env.Backend(PgBouncerTx), env.Backend(PgBouncerSession)
+	if !tx.TransactionPooled || session.TransactionPooled || !tx.IsPostgres() {
+		t.Errorf("transaction pooled: tx %v, session %v", tx.TransactionPooled, session.TransactionPooled)
+	}
+	if tx.Primary != "127.0.0.1:21" || tx.Server(tx.Primary) != "127.0.0.1:1" || tx.PrimaryPort() != "1" {
+		t.Errorf("tx primary %s, server %s, port %s", tx.Primary, tx.Server(tx.Primary), tx.PrimaryPort())
+	}
+	if i, ok := session.ReplicaIndex("3"); !ok || i != 1 || session.IsReplicaPort("25") {
+		t.Errorf("session replica index of server port 3 = %d, %v; pooler port 25 a replica port %v", i, ok, session.IsReplicaPort("25"))
+	}
+	if !strings.Contains(tx.NodeDSN(tx.Replicas[0]), "port=22 ") || !strings.HasSuffix(tx.NodeDSN(tx.Primary), " binary_parameters=yes") {
+		t.Errorf("tx node DSN %q", tx.NodeDSN(tx.Replicas[0]))
+	}
+	if env.Server("127.0.0.1:25") != "127.0.0.1:2" || env.Server("127.0.0.1:2") != "127.0.0.1:2" {
+		t.Errorf("env servers: %s, %s", env.Server("127.0.0.1:25"), env.Server("127.0.0.1:2"))
+	}
+	delete(vars, "RWPOOL_PGBOUNCER_SESSION")
+	if env, _ := Read(func(k string) string { return vars[k] }); env.Poolers() != nil {
+		t.Error("poolers without the session-mode PgBouncers")
+	}
+}
