@@ -162,7 +162,7 @@ func (e Env) Poolers() []*Backend {
 	pooled := func(name, driver, params string, via []string) *Backend {
 		b := &Backend{Name: name, Driver: driver, Primary: via[0], Replicas: via[1:], Params: params,
 			TransactionPooled: name != PgBouncerSession,
-			PortQuery: "SELECT inet_server_port()", User: e.User, Password: e.Password, Database: e.Database,
+			PortQuery:         "SELECT inet_server_port()", User: e.User, Password: e.Password, Database: e.Database,
 			Via: map[string]string{}}
 		for i, s := range append([]string{e.PGPrimary}, e.PGReplicas...) {
 			b.Via[via[i]] = s
