@@ -48,9 +48,21 @@ const (
 // detach themselves (own session, own stdio), so they survive that and
 // never hold our pipes open.
 func clusterScript(args ...string) (string, error) {
-	script := os.Getenv("RWPOOL_CLUSTER_SCRIPT")
+	return runScript("RWPOOL_CLUSTER_SCRIPT", "$RWPOOL_CLUSTER_DIR/env", args...)
+}
+
+// pgbouncerScript runs `$RWPOOL_PGBOUNCER_SCRIPT args...` (scripts/pgbouncer.sh)
+// as clusterScript runs cluster.sh.
+func pgbouncerScript(args ...string) (string, error) {
+	return runScript("RWPOOL_PGBOUNCER_SCRIPT", "$RWPOOL_PGBOUNCER_DIR/env", args...)
+}
+
+// runScript runs the script named by the environment variable v, which
+// the env file envFile sets.
+func runScript(v, envFile string, args ...string) (string, error) {
+	script := os.Getenv(v)
 	if script == "" {
-		return "", fmt.Errorf("RWPOOL_CLUSTER_SCRIPT is not set: source $RWPOOL_CLUSTER_DIR/env")
+		return "", fmt.Errorf("%s is not set: source %s", v, envFile)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), faultScriptTimeout)
 	defer cancel()

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"strings"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,6 +16,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/rwpool/rwpool"
+	"github.com/rwpool/rwpool/internal/testcluster"
 )
 
 // endpoint is a TCP forwarder standing for a DNS name, virtual IP or proxy
@@ -257,9 +258,11 @@ type failoverRig struct {
 
 const failoverCheckInterval = time.Second
 
-// extra is appended to rwpool's DSN; "follow_promotion=on" in it means
-// no endpoint: rwpool reaches the primary directly and must follow.
-func newFailoverRig(t *testing.T, cl *cluster, table, extra string, restore [][]string) *failoverRig {
+// extra is appended to rwpool's DSN. With endpoint, a forwarder stands in
+// front of the primary (r.ep); without, rwpool reaches the primary
+// directly (with follow_promotion=on in extra it must follow; or a
+// PgBouncer in front of the primary is re-pointed).
+func newFailoverRig(t *testing.T, cl *cluster, table, extra string, endpoint bool, restore [][]string) *failoverRig {
 	t.Helper()
 	// The bare driver on the primary: an rwpool *sql.DB would refuse
 	// writes for a while after the primary was read-only.
@@ -279,12 +282,13 @@ func newFailoverRig(t *testing.T, cl *cluster, table, extra string, restore [][]
 				t.Errorf("cleanup: cluster.sh %v: %v\n%s", args, err, out)
 			}
 		}
+		cl.awaitPoolers(t) // a PgBouncer refuses clients until it logs in to a restarted server again
 		mustExec(t, setup, "DROP TABLE IF EXISTS "+table)
 	})
 
 	r := &failoverRig{w: &ackedWrites{acked: map[int64]time.Time{}}}
 	primary := cl.Primary
-	if !strings.Contains(extra, "follow_promotion=on") {
+	if endpoint {
 		r.ep = newEndpoint(t, cl.Primary)
 		primary = r.ep.addr()
 	}
@@ -305,15 +309,18 @@ func newFailoverRig(t *testing.T, cl *cluster, table, extra string, restore [][]
 	return r
 }
 
-// withAndWithoutFailoverWait runs scenario on the cluster called name,
+// withAndWithoutFailoverWait runs scenario on the clusters called names,
 // without failover_wait and with 5s of it.
-func withAndWithoutFailoverWait(t *testing.T, name string, scenario func(*testing.T, *cluster, time.Duration)) {
+func withAndWithoutFailoverWait(t *testing.T, scenario func(*testing.T, *cluster, time.Duration), names ...string) {
 	for _, cl := range realClusters(t) {
-		if cl.Name != name {
+		if !slices.Contains(names, cl.Name) {
 			continue
 		}
 		for _, wait := range []time.Duration{0, 5 * time.Second} {
-			t.Run(fmt.Sprintf("%s/failover_wait=%s", cl.Name, wait), func(t *testing.T) { scenario(t, cl, wait) })
+			t.Run(fmt.Sprintf("%s/failover_wait=%s", cl.Name, wait), func(t *testing.T) {
+				cl.awaitPoolers(t) // the first run's restore may have restarted a server behind one
+				scenario(t, cl, wait)
+			})
 		}
 	}
 }
@@ -326,14 +333,14 @@ func withAndWithoutFailoverWait(t *testing.T, name string, scenario func(*testin
 // write to the new primary. With failover_wait the writes of the switchover
 // wait for it instead of failing.
 func TestIntegrationSwitchoverBehindEndpoint(t *testing.T) {
-	withAndWithoutFailoverWait(t, "mariadb", switchoverBehindEndpoint)
+	withAndWithoutFailoverWait(t, switchoverBehindEndpoint, testcluster.MariaDB)
 }
 
 func switchoverBehindEndpoint(t *testing.T, cl *cluster, wait time.Duration) {
 	const table = "rw_switchover"
 	checkInterval := failoverCheckInterval
 	primaryPort, newPrimary := portOf(cl.Primary), cl.Replicas[0]
-	r := newFailoverRig(t, cl, table, fmt.Sprintf("failover_wait=%s", wait), [][]string{
+	r := newFailoverRig(t, cl, table, fmt.Sprintf("failover_wait=%s", wait), true, [][]string{
 		{"rejoin-node", portOf(newPrimary)},
 		{"set-read-only", primaryPort, "off"},
 		{"wait-sync"},
@@ -406,7 +413,7 @@ func switchoverBehindEndpoint(t *testing.T, cl *cluster, wait time.Duration) {
 // writable server, and writes resume there; with failover_wait the writes
 // issued meanwhile wait for it instead of failing.
 func TestIntegrationKillPromoteMove(t *testing.T) {
-	withAndWithoutFailoverWait(t, "postgres", killPromoteMove)
+	withAndWithoutFailoverWait(t, killPromoteMove, testcluster.Postgres, testcluster.PgBouncerTx)
 }
 
 func killPromoteMove(t *testing.T, cl *cluster, wait time.Duration) {
@@ -415,7 +422,7 @@ func killPromoteMove(t *testing.T, cl *cluster, wait time.Duration) {
 	primaryPort, newPrimary := portOf(cl.Primary), cl.Replicas[0]
 	// The old primary comes back as the primary; the promoted standby is
 	// made a standby of it again (a new base backup).
-	r := newFailoverRig(t, cl, table, fmt.Sprintf("failover_wait=%s", wait), [][]string{
+	r := newFailoverRig(t, cl, table, fmt.Sprintf("failover_wait=%s", wait), true, [][]string{
 		{"start-node", primaryPort},
 		{"rejoin-node", portOf(newPrimary)},
 		{"wait-sync"},
@@ -492,7 +499,10 @@ func promoteAndMove(t *testing.T, r *failoverRig, newPrimary string, checkInterv
 	wr, rr = r.writers.stop(), r.readers.stop()
 	back, ok := firstSuccessAfter(wr, tMove)
 	if !ok {
-		t.Fatalf("no write succeeded after the endpoint moved: %s", wr.summary(tMove, time.Time{}))
+		if s, err := rwpool.Stats(r.db); err == nil {
+			t.Logf("\n%s", s)
+		}
+		t.Fatalf("no write succeeded after the endpoint moved: %s; before the move: %s", wr.summary(tMove, time.Time{}), wr.summary(time.Time{}, tMove))
 	}
 	return tMove, back, wr, rr
 }

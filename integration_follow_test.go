@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/rwpool/rwpool"
+	"github.com/rwpool/rwpool/internal/testcluster"
 )
 
 // The follow_promotion=on scenarios of issue 15: no endpoint, rwpool
@@ -25,7 +26,7 @@ import (
 // across the promotion. With failover_wait the writes of the outage wait
 // for the promotion instead of failing.
 func TestIntegrationFollowPromotion(t *testing.T) {
-	withAndWithoutFailoverWait(t, "postgres", followPromotion)
+	withAndWithoutFailoverWait(t, followPromotion, testcluster.Postgres, testcluster.PgBouncerTx, testcluster.PgBouncerSession)
 }
 
 func followPromotion(t *testing.T, cl *cluster, wait time.Duration) {
@@ -34,7 +35,7 @@ func followPromotion(t *testing.T, cl *cluster, wait time.Duration) {
 	// The old primary comes back as the primary (start-node); both
 	// standbys are cloned from it again: neither can go back to its
 	// timeline.
-	r := newFailoverRig(t, cl, table, fmt.Sprintf("follow_promotion=on;failover_wait=%s", wait), [][]string{
+	r := newFailoverRig(t, cl, table, fmt.Sprintf("follow_promotion=on;failover_wait=%s", wait), false, [][]string{
 		{"start-node", primaryPort},
 		{"rejoin-node", portOf(newPrimary)},
 		{"rejoin-node", portOf(other)},
@@ -77,7 +78,11 @@ func followPromotion(t *testing.T, cl *cluster, wait time.Duration) {
 	f := followFigures{wait: wait, tFault: tFault, tFaultDone: tKilled, tPromoted: tPromoted, wr: wr, rr: rr}
 	f.check(t, cl, r.w, newPrimary, table)
 	if wait > 0 {
-		if errs := wr.failures(tKilled, time.Time{}); len(errs) > 0 {
+		errs := wr.failures(tKilled, time.Time{})
+		if cl.Via != nil {
+			errs = notPooledAway(t, errs)
+		}
+		if len(errs) > 0 {
 			t.Errorf("with failover_wait=%s, %d writes issued after the kill failed: %s", wait, len(errs), errSummary(errs, 3))
 		}
 	}
@@ -94,7 +99,7 @@ func followPromotion(t *testing.T, cl *cluster, wait time.Duration) {
 // follows the new one, is a replica that serves reads. With failover_wait
 // no write fails at all: those of the switchover wait for it.
 func TestIntegrationFollowSwitchover(t *testing.T) {
-	withAndWithoutFailoverWait(t, "mariadb", followSwitchover)
+	withAndWithoutFailoverWait(t, followSwitchover, testcluster.MariaDB)
 }
 
 func followSwitchover(t *testing.T, cl *cluster, wait time.Duration) {
@@ -103,7 +108,7 @@ func followSwitchover(t *testing.T, cl *cluster, wait time.Duration) {
 	// A switchback: the old primary first (replica1 read-only, the old
 	// primary catches up with it, stops replicating, writable), then the
 	// replicas follow it again.
-	r := newFailoverRig(t, cl, table, fmt.Sprintf("follow_promotion=on;failover_wait=%s", wait), [][]string{
+	r := newFailoverRig(t, cl, table, fmt.Sprintf("follow_promotion=on;failover_wait=%s", wait), false, [][]string{
 		{"rejoin-node", primaryPort},
 		{"rejoin-node", portOf(newPrimary)},
 		{"rejoin-node", portOf(other)},
@@ -241,6 +246,11 @@ func (f followFigures) check(t *testing.T, cl *cluster, w *ackedWrites, newPrima
 	}
 	if f.wait > 0 {
 		tolerance := 100 * time.Millisecond
+		if cl.Via != nil {
+			// A statement PgBouncer queued for the dead server waits
+			// there, without an error, until query_wait_timeout.
+			tolerance += pgbouncerQueryWait
+		}
 		if longest > recovery+tolerance {
 			t.Errorf("longest write %s, want at most the recovery time %s + %s", longest, recovery, tolerance)
 		}

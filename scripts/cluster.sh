@@ -508,6 +508,12 @@ pg_up_standby() {
         show_log "$STATE/pg/basebackup-$port.log"
         die "pg_basebackup for port $port failed"
     fi
+    # The clone copies the source's postgresql.auto.conf, and with it a
+    # default_transaction_read_only = on that set-read-only left there (a
+    # restore that rejoins before it turns the primary writable again): the
+    # standby would stay read-only once promoted. A node where `up` put it
+    # has no such setting.
+    as_user postgres sed -i '/^default_transaction_read_only/d' "$data/postgresql.auto.conf"
     pg_conf_append "$data" "port = $port" "cluster_name = 'rwpool-pg-$port'"
     log "starting standby on 127.0.0.1:$port"
     pg_start_dir "$port"

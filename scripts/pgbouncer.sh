@@ -12,6 +12,12 @@
 #   down     stop them and delete the state dir (safe when nothing is up)
 #   status   one line per PgBouncer; exit status 1 if one does not answer
 #   env      print the env file
+#   repoint PORT SERVERPORT
+#            point the PgBouncer listening on PORT at the server on
+#            SERVERPORT (its [databases] entry) and RELOAD it, as an HA
+#            tool's callback does after a failover: client connections stay
+#            open, and their next transactions run on SERVERPORT; server
+#            connections to the old server are closed as they come free
 #
 # Environment:
 #   RWPOOL_CLUSTER_DIR    the cluster's state dir (default /tmp/rwpool-cluster);
@@ -36,6 +42,14 @@
 #                            out of reach for up to 15 s after PgBouncer
 #                            failed to log in to it once (README, "Behind
 #                            PgBouncer")
+#   query_wait_timeout = 1   a statement that waits for a server connection
+#                            fails after 1 s instead of 120 s: when a
+#                            server dies, the statements PgBouncer had
+#                            queued for it wait, without an error, until
+#                            this timeout (measured: 4 writes stuck for
+#                            the whole 8 s of their deadline with the
+#                            default), though rwpool had tripped the node
+#                            within 1 s
 #   server_check_delay = 0   a pooled server connection is checked before
 #                            reuse, so that a restarted server's dead
 #                            connections are not handed out
@@ -150,6 +164,7 @@ max_client_conn = 2000
 default_pool_size = 40
 reserve_pool_size = 5
 server_login_retry = 1
+query_wait_timeout = 1
 server_check_delay = 0
 server_connect_timeout = 3
 ignore_startup_parameters = extra_float_digits
@@ -257,8 +272,24 @@ cmd_status() {
     return "$bad"
 }
 
+cmd_repoint() {
+    local port="$1" server="$2" f
+    [ -r "$STATE/env" ] || die "no PgBouncers in $STATE (no env file)"
+    load_cluster
+    f=$(grep -l "^listen_port = $port\$" "$STATE"/*.ini 2>/dev/null | head -1)
+    [ -n "$f" ] || die "no PgBouncer of $STATE listens on $port"
+    sed -i "s|^\* = host=127.0.0.1 port=[0-9]*\$|* = host=127.0.0.1 port=$server|" "$f"
+    "$RWPOOL_PG_BIN/psql" -X -q -h 127.0.0.1 -p "$port" -U postgres -d pgbouncer -c RELOAD >/dev/null ||
+        die "PgBouncer on $port: RELOAD failed"
+    log "PgBouncer on $port now points at $server"
+}
+
 main() {
     case "${1:-}" in
+    repoint)
+        [ "$#" -eq 3 ] || die "usage: repoint PORT SERVERPORT"
+        cmd_repoint "$2" "$3"
+        ;;
     up) cmd_up ;;
     down) cmd_down ;;
     status) cmd_status ;;
