@@ -118,6 +118,13 @@ func (vc *conn) onPin(ctx context.Context, o ctxOpts, d routing.Decision, write 
 			switch {
 			case out == broken && attempt == 0 && errors.Is(err, driver.ErrBadConn) && (!write || vc.c.safeBadConn):
 				continue
+			case out == broken && driverinfo.PoolerNeverSent(err):
+				// A pooler in front of n (PgBouncer) refused the
+				// statement before any server got it: nothing was
+				// applied. Run it again, as after a refused borrow: on
+				// a fresh connection, or, once n has tripped, after
+				// failover_wait's wait for the primary.
+				continue
 			case write && out == finished && err != nil && driverinfo.ReadOnly(err):
 				// Nothing was applied: n, the primary when the write was
 				// sent, refused it (see rerunReadOnly).
@@ -141,7 +148,8 @@ func (vc *conn) onPin(ctx context.Context, o ctxOpts, d routing.Decision, write 
 				}
 			}
 		}
-		sentUnknown := err != nil && out != finished && !(vc.c.safeBadConn && errors.Is(err, driver.ErrBadConn))
+		sentUnknown := err != nil && out != finished && !(vc.c.safeBadConn && errors.Is(err, driver.ErrBadConn)) &&
+			!driverinfo.PoolerNeverSent(err)
 		switch {
 		case sentUnknown && (write && kind == pinRun && !inTx || kind == pinCommit && inTx):
 			// The connection was lost (or the context ended) after the

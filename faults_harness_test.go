@@ -865,7 +865,8 @@ func checkTransitions(t *testing.T, role string, evs []rwpool.Event) (downs, ups
 // flight meanwhile (a call stuck for good never reaches the results).
 type hangWindow struct {
 	hang, hung, resume time.Time
-	command            time.Duration // how long hang-node took: a stalled machine's shows it
+	command            time.Duration // how long hang-node took
+	stall              time.Duration // the longest a goroutine of this test waited past a 10 ms sleep, from the hang to the resume
 	oldest             time.Duration
 	stuck              int // calls in flight for longer than the bound given to hangNode when it resumed
 }
@@ -875,6 +876,8 @@ type hangWindow struct {
 func (cl *cluster) hangNode(t *testing.T, l *load, addr string, d, bound time.Duration) hangWindow {
 	t.Helper()
 	w := hangWindow{hang: time.Now()}
+	stall := meterStalls()
+	defer func() { w.stall = stall() }()
 	w.command = cl.fault(t, "hang-node", addr)
 	w.hung = time.Now()
 	poll(d, func() bool {
@@ -885,6 +888,40 @@ func (cl *cluster) hangNode(t *testing.T, l *load, addr string, d, bound time.Du
 	w.stuck = l.stuck(bound)
 	cl.fault(t, "resume-node", addr)
 	return w
+}
+
+// meterStalls measures how late the Go scheduler wakes a goroutine that
+// sleeps 10 ms at a time, until the returned func is called; it returns
+// the worst lateness. A machine that stops running the test's goroutines
+// (the shared 2-core CI machine, sometimes) shows there; a slow shell
+// command (hang-node takes 0.5-1.6 s on such a machine while the calls
+// themselves answer in 60 ms) does not.
+func meterStalls() func() time.Duration {
+	var worst atomic.Int64
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		last := time.Now()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				now := time.Now() // not the tick's own time: a late receiver is what this measures
+				if late := int64(now.Sub(last) - 10*time.Millisecond); late > worst.Load() {
+					worst.Store(late)
+				}
+				last = now
+			}
+		}
+	}()
+	return func() time.Duration {
+		close(done)
+		<-stopped
+		return time.Duration(worst.Load())
+	}
 }
 
 // noCallOver fails the test if a call of res, or one seen in flight during

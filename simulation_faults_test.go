@@ -20,7 +20,7 @@ type simAction struct {
 // Faults that end by themselves (the others change the topology for
 // good, until the heal).
 var simUndone = map[string]bool{
-	"kill": true, "hang": true, "slow": true, "slow-positions": true, "lossy": true,
+	"kill": true, "hang": true, "slow": true, "slow-positions": true, "lossy": true, "pooler": true,
 	"delay": true, "readonly-toggle": true, "writable-replica": true,
 	"crash-failover": true, "move-replica": true,
 }
@@ -227,6 +227,12 @@ func (r *simRun) apply(f simFault) (simTarget, bool) {
 		cl.SlowPositions(s, simProbeTimeout+f.Amount)
 	case "lossy":
 		cl.Lossy(s, 0.2)
+	case "pooler":
+		if r.p.Flavor != simcluster.Postgres {
+			r.logf("fault %s: no pooler in front of a %s server", f.Kind, r.p.Flavor)
+			return simTarget{}, false
+		}
+		cl.Pooled(s, 0.3)
 	case "delay":
 		cl.Delay(s, f.Amount)
 	case "readonly-toggle":
@@ -309,6 +315,8 @@ func (r *simRun) undo(f simFault, tg simTarget) {
 		cl.SlowPositions(s, 0)
 	case "lossy":
 		cl.Lossy(s, 0)
+	case "pooler":
+		cl.Pooled(s, 0)
 	case "delay":
 		cl.Delay(s, r.p.Lag)
 	case "readonly-toggle":

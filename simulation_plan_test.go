@@ -86,7 +86,7 @@ var simOpKinds = []string{
 var simFaultKinds = []string{
 	"kill", "hang", "slow", "restart", "slow-positions", "lossy", "delay",
 	"readonly-toggle", "writable-replica", "switchover", "crash-failover",
-	"move-replica",
+	"move-replica", "pooler",
 }
 
 // newSimPlan draws a plan from seed.

@@ -127,3 +127,30 @@ func TestReadOnly(t *testing.T) {
 		}
 	}
 }
+
+func TestPoolerNeverSent(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{fmt.Errorf("rwpool: node primary: %w", poolerErr{"08P01", "FATAL: server login has been failing, try again later (server_login_retry) (SQLSTATE 08P01)"}), true},
+		{poolerErr{"08P01", "FATAL: query_wait_timeout (SQLSTATE 08P01)"}, true},
+		{poolerErr{"08P01", "FATAL: no more connections allowed (max_client_conn) (SQLSTATE 08P01)"}, true},
+		{poolerErr{"08P01", "FATAL: server conn crashed? (SQLSTATE 08P01)"}, false}, // the server had the statement
+		{poolerErr{"08P01", "FATAL: query_timeout (SQLSTATE 08P01)"}, false},        // it ran too long: it was sent
+		{poolerErr{"08006", "FATAL: query_wait_timeout"}, false},                    // not PgBouncer's code
+		{errors.New("query_wait_timeout"), false},
+		{nil, false},
+	} {
+		if got := PoolerNeverSent(tc.err); got != tc.want {
+			t.Errorf("PoolerNeverSent(%v) = %v, want %v", tc.err, got, tc.want)
+		}
+	}
+}
+
+// poolerErr is a driver error with a SQLSTATE and a message, as pgx's
+// *pgconn.PgError.
+type poolerErr struct{ code, msg string }
+
+func (e poolerErr) Error() string    { return e.msg }
+func (e poolerErr) SQLState() string { return e.code }

@@ -106,6 +106,7 @@ type Server struct {
 	slow    time.Duration // every statement takes this much longer
 	posSlow time.Duration // position and status queries take this much longer
 	lossP   float64       // probability a statement loses its connection
+	poolP   float64       // probability a pooler refuses a statement outside a transaction (Pooled)
 
 	probesStuck int // rwpool's own status/probe queries blocked on this server now
 }
@@ -383,6 +384,18 @@ func (c *Cluster) Lossy(name string, p float64) {
 	c.serverLocked(name).lossP = p
 }
 
+// Pooled puts a failing pooler in front of a server: a fraction p of the
+// statements that start outside a transaction are refused, before any
+// server got them, the way PgBouncer refuses a client while it cannot log
+// in to its server (SQLSTATE 08P01, "server login has been failing"), and
+// the client connection ends. Statements inside a transaction already
+// hold their server connection and run.
+func (c *Cluster) Pooled(name string, p float64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.serverLocked(name).poolP = p
+}
+
 // Delay sets a replica's replay delay.
 func (c *Cluster) Delay(name string, d time.Duration) {
 	c.mu.Lock()
@@ -516,7 +529,7 @@ func (c *Cluster) Heal() {
 	c.mu.Lock()
 	for _, s := range c.servers {
 		s.release()
-		s.slow, s.posSlow, s.lossP = 0, 0, 0
+		s.slow, s.posSlow, s.lossP, s.poolP = 0, 0, 0, 0
 		if s.down {
 			s.down = false
 			s.readOnly = s != c.primary

@@ -109,6 +109,11 @@ var ErrLostAfter = fmt.Errorf("simcluster: connection lost after the statement r
 // errLostBefore: nothing reached the server.
 var errLostBefore = fmt.Errorf("simcluster: connection lost before the statement was sent: %w", driver.ErrBadConn)
 
+// errPoolerRefused is what a pooler in front of a server (Cluster.Pooled)
+// answers a statement it gives to no server, as pgx reports PgBouncer's.
+var errPoolerRefused = &fakedriver.PostgresError{Code: "08P01",
+	Message: "server login has been failing, try again later (server_login_retry)"}
+
 // conn is one connection to one server.
 type conn struct {
 	c    *Cluster
@@ -311,6 +316,17 @@ func (cn *conn) lose() (before, after bool) {
 	return false, false
 }
 
+// poolerRefuses decides whether the pooler in front of the server
+// (Cluster.Pooled) refuses this statement; the client connection ends with
+// the refusal.
+func (cn *conn) poolerRefuses() bool {
+	if p := cn.s.poolP; p == 0 || cn.tx != nil || cn.c.rng.Float64() >= p {
+		return false
+	}
+	cn.broken = true
+	return true
+}
+
 func (cn *conn) ExecContext(ctx context.Context, q string, args []driver.NamedValue) (driver.Result, error) {
 	r, err := cn.run(q, args)
 	if err != nil {
@@ -365,6 +381,9 @@ func (cn *conn) run(q string, args []driver.NamedValue) (*rows, error) {
 	before, after := cn.lose()
 	if before {
 		return nil, errLostBefore
+	}
+	if cn.poolerRefuses() {
+		return nil, errPoolerRefused
 	}
 	r, err := cn.execLocked(st)
 	if after {

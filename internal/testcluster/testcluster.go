@@ -280,8 +280,11 @@ func Get(t T, name string) *Backend {
 // IsPostgres reports whether the backend is PostgreSQL, through either
 // driver: SQL dialect, placeholders ($1) and server behaviour are the same
 // for lib/pq and pgx.
+// A Backend with no Driver (a literal naming only Postgres or Pgx) is
+// one too.
 func (b *Backend) IsPostgres() bool {
-	return b.Driver == driverinfo.DriverLibPQ || b.Driver == driverinfo.DriverPgx
+	return b.Driver == driverinfo.DriverLibPQ || b.Driver == driverinfo.DriverPgx ||
+		b.Driver == "" && (b.Name == Postgres || b.Name == Pgx)
 }
 
 // NodeDSN returns the driver's DSN of the node at addr (host:port). lib/pq
