@@ -26,7 +26,7 @@ import (
 // across the promotion. With failover_wait the writes of the outage wait
 // for the promotion instead of failing.
 func TestIntegrationFollowPromotion(t *testing.T) {
-	withAndWithoutFailoverWait(t, followPromotion, testcluster.Postgres, testcluster.PgBouncerTx, testcluster.PgBouncerSession)
+	withAndWithoutFailoverWait(t, followPromotion, testcluster.Postgres, testcluster.PgBouncerTx, testcluster.PgBouncerTxPgx, testcluster.PgBouncerSession)
 }
 
 func followPromotion(t *testing.T, cl *cluster, wait time.Duration) {
