@@ -252,6 +252,7 @@ type failoverRig struct {
 	db               *sql.DB
 	dsn              string // db's, for another Connector (another process) over the same nodes
 	ep               *endpoint
+	move             func(t *testing.T, to string) // what promoteAndMove does to point the primary's address at to; nil: ep.moveTo
 	w                *ackedWrites
 	writers, readers *load
 }
@@ -336,15 +337,22 @@ func TestIntegrationSwitchoverBehindEndpoint(t *testing.T) {
 	withAndWithoutFailoverWait(t, switchoverBehindEndpoint, testcluster.MariaDB)
 }
 
+//
+// Through PgBouncer (a backend with poolers) the endpoint is the PgBouncer
+// that rwpool's primary DSN names, re-pointed and reloaded as an HA tool's
+// callback does (TestIntegrationPgBouncerRepointed).
 func switchoverBehindEndpoint(t *testing.T, cl *cluster, wait time.Duration) {
 	const table = "rw_switchover"
 	checkInterval := failoverCheckInterval
 	primaryPort, newPrimary := portOf(cl.Primary), cl.Replicas[0]
-	r := newFailoverRig(t, cl, table, fmt.Sprintf("failover_wait=%s", wait), true, [][]string{
+	r := newFailoverRig(t, cl, table, fmt.Sprintf("failover_wait=%s", wait), cl.Via == nil, [][]string{
 		{"rejoin-node", portOf(newPrimary)},
 		{"set-read-only", primaryPort, "off"},
 		{"wait-sync"},
 	})
+	if cl.Via != nil {
+		pgbouncerMove(t, cl, r)
+	}
 	tok := takeToken(t, r, table, -7)
 	var moved atomic.Int32
 	if err := rwpool.Configure(r.db, rwpool.WithEventHandler(func(e rwpool.Event) {
@@ -494,7 +502,11 @@ func promoteAndMove(t *testing.T, r *failoverRig, newPrimary string, checkInterv
 		t.Fatalf("promote-node: %v\n%s", err, out)
 	}
 	tMove = time.Now()
-	r.ep.moveTo(newPrimary)
+	if r.move != nil {
+		r.move(t, newPrimary)
+	} else {
+		r.ep.moveTo(newPrimary)
+	}
 	soak(checkInterval + 2*time.Second)
 	wr, rr = r.writers.stop(), r.readers.stop()
 	back, ok := firstSuccessAfter(wr, tMove)
