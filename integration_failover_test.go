@@ -337,7 +337,6 @@ func TestIntegrationSwitchoverBehindEndpoint(t *testing.T) {
 	withAndWithoutFailoverWait(t, switchoverBehindEndpoint, testcluster.MariaDB)
 }
 
-//
 // Through PgBouncer (a backend with poolers) the endpoint is the PgBouncer
 // that rwpool's primary DSN names, re-pointed and reloaded as an HA tool's
 // callback does (TestIntegrationPgBouncerRepointed).
