@@ -372,7 +372,26 @@ const nudgeEvery = 200 * time.Millisecond
 // no nudge probes a node while an earlier probe of it is still stuck in
 // the driver: each would stay stuck too (lib/pq ignores contexts), one more
 // goroutine and connection per nudge.
+//
+// With follow_promotion, nudging the primary nudges every other node too:
+// the writes it refuses wait for a promotion that only a status read of
+// the promoted node can show, and the failover tooling (Patroni, say)
+// makes one writable at a time of its own. Each is probed at most every
+// nudgeEvery, so writes come back within a fifth of a second of the
+// promotion instead of up to check_interval after it.
 func (n *node) nudge() {
+	if n.c.cfg.FollowPromotion && n.isPrimary() {
+		for _, o := range n.c.nodes {
+			if o != n {
+				o.nudgeProbe()
+			}
+		}
+	}
+	n.nudgeProbe()
+}
+
+// nudgeProbe is nudge for n alone.
+func (n *node) nudgeProbe() {
 	if !n.c.cfg.Breaker || errors.Is(n.health.LastError(), health.ErrProbeTimeout) || n.stuckProbes.Load() > 0 {
 		return // a hung node is the health checker's: its probes would pile up
 	}

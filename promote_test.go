@@ -296,3 +296,30 @@ func TestFollowPromotionHealthyPrimaryKeepsWrites(t *testing.T) {
 		t.Errorf("replica1 ran %d writes", n)
 	}
 }
+
+// A write refused by a failed primary has the other nodes probed at once
+// with follow_promotion, not at their next health check: a promotion made
+// by the failover tooling is followed within a fraction of a second even
+// with a long check_interval. Without the nudge, nothing reads replica1's
+// status again for an hour.
+func TestFollowPromotionRefusedWritesProbeCandidates(t *testing.T) {
+	fc := openSimCluster(t, sim, "rwpool-test-postgres-sim", "follow_promotion=on;check_interval=1h;probe_timeout=1s")
+	if node, err := fc.write(); err != nil || node != "primary" {
+		t.Fatalf("write before the failover: %s, %v", node, err)
+	}
+	fc.p.SetDown(true)
+	fc.r1.SetStatus(fakedriver.Status{LSN: "0/2000", ReplayAge: -1}) // promoted: writable
+	start := time.Now()
+	deadline := start.Add(5 * time.Second)
+	for {
+		node, err := fc.write()
+		if err == nil && node == "replica1" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("writes did not reach the promoted replica1 within 5s (check_interval=1h); last: %s, %v", node, err)
+		}
+		time.Sleep(10 * time.Millisecond) // a poll with a deadline
+	}
+	t.Logf("writes reached the promoted replica1 %s after the primary went down", time.Since(start).Round(time.Millisecond))
+}
