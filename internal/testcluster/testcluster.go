@@ -373,3 +373,55 @@ func (b *Backend) ServerPort(t T, q interface {
 	}
 	return port
 }
+
+// Patroni describes the Patroni-managed PostgreSQL cluster that
+// scripts/patroni.sh starts: three members, one of which leads; which one
+// changes with every failover, so a Backend over it is made for the
+// leader of the moment (Backend).
+type Patroni struct {
+	Nodes []string // the members' PostgreSQL host:port, in member order
+	REST  []string // the members' Patroni REST API host:port, same order
+
+	User, Password, Database string
+}
+
+// ReadPatroni reads the Patroni cluster's description from the
+// environment (scripts/patroni.sh's env file).
+func ReadPatroni(getenv func(string) string) (p Patroni, ok bool) {
+	p = Patroni{
+		Nodes: splitList(getenv("RWPOOL_PATRONI_PG")), REST: splitList(getenv("RWPOOL_PATRONI_REST")),
+		User: getenv("RWPOOL_PATRONI_USER"), Password: getenv("RWPOOL_PATRONI_PASSWORD"), Database: getenv("RWPOOL_PATRONI_DB"),
+	}
+	return p, len(p.Nodes) == 3 && len(p.REST) == 3 && p.User != ""
+}
+
+// PatroniCluster returns the Patroni cluster the environment describes;
+// without it the test skips, or fails under CI=true (scripts/test.sh starts
+// it for the Patroni pass).
+func PatroniCluster(t T) *Patroni {
+	t.Helper()
+	if short() {
+		t.Skip("integration test: skipped with -short")
+	}
+	p, ok := ReadPatroni(os.Getenv)
+	if !ok {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("CI=true but no Patroni cluster is described (RWPOOL_PATRONI_PG, RWPOOL_PATRONI_REST); run ./scripts/test.sh")
+		}
+		t.Skip("no Patroni cluster: run ./scripts/test.sh (or scripts/patroni.sh up and source its env file)")
+	}
+	return &p
+}
+
+// Backend returns a lib/pq Backend over the members with primary (one of
+// Nodes) as the primary and the others, in member order, as replicas.
+func (p *Patroni) Backend(primary string) *Backend {
+	b := &Backend{Name: "patroni", Driver: driverinfo.DriverLibPQ, Primary: primary,
+		PortQuery: "SELECT inet_server_port()", User: p.User, Password: p.Password, Database: p.Database}
+	for _, n := range p.Nodes {
+		if n != primary {
+			b.Replicas = append(b.Replicas, n)
+		}
+	}
+	return b
+}
