@@ -146,6 +146,7 @@ func (n *node) observeOn(at time.Time, st replication.Status, ident string, err 
 	if n.c.cfg.FollowPromotion {
 		n.checkFollowing(st)
 		n.c.followRoles()
+		n.c.markBehind()
 	}
 	if n.isPrimary() {
 		if !st.Pos.IsZero() {

@@ -42,6 +42,7 @@ type node struct {
 	// follow_promotion (promote.go)
 	unfollowed atomic.Bool               // a demoted primary not yet seen read-only since: it claims no promotion (checkFollowing)
 	rejoin     atomic.Pointer[followBar] // set at a followed promotion until the node is seen following: no reads
+	behind     atomic.Bool               // while no primary is writable, short of another replica's position: no reads (markBehind)
 	roleSince  atomic.Int64              // UnixNano of the last role change; 0: the DSN's role
 	repl       replState                 // role, position and lag as last read
 

@@ -323,3 +323,54 @@ func TestFollowPromotionRefusedWritesProbeCandidates(t *testing.T) {
 	}
 	t.Logf("writes reached the promoted replica1 %s after the primary went down", time.Since(start).Round(time.Millisecond))
 }
+
+// While no primary is writable, a replica that has applied less than
+// another serves no read: the standbys of a crashed primary got more or
+// less of its last WAL, and the one behind lacks writes the primary
+// acknowledged (TestPatroniLeaderCrash saw reads 10.5 s stale on it before
+// this rule). It serves again once it catches up, or once the primary is
+// writable again.
+func TestFollowPromotionNoReadsBehindDuringOutage(t *testing.T) {
+	fc := openFollow(t)
+	fc.p.SetStatus(fakedriver.Status{LSN: "0/2200", ReplayAge: -1})
+	fc.r1.SetStatus(fakedriver.Status{ReadOnly: true, LSN: "0/2000"})
+	fc.r2.SetStatus(fakedriver.Status{ReadOnly: true, LSN: "0/1800"})
+	readsOn := func(node string) func() bool {
+		return func() bool { return simRead(t, fc.db, context.Background()).Node == node }
+	}
+	waitFor(t, "a read on replica2 while the primary is healthy", readsOn("replica2"))
+
+	fc.p.SetDown(true)
+	waitFor(t, "replica2 marked behind replica1", func() bool {
+		s, _ := rwpool.Stats(fc.db)
+		return s.Nodes[2].Behind && !s.Nodes[1].Behind
+	})
+	for range 100 {
+		if r := simRead(t, fc.db, context.Background()); r.Node == "replica2" {
+			t.Fatalf("a read went to replica2, behind replica1 with the primary down: %+v", r)
+		}
+	}
+	// Caught up with replica1: it serves again.
+	fc.r2.SetStatus(fakedriver.Status{ReadOnly: true, LSN: "0/2000"})
+	waitFor(t, "a read on replica2, caught up with replica1", readsOn("replica2"))
+	// replica1 gets further: replica2 is behind again.
+	fc.r1.SetStatus(fakedriver.Status{ReadOnly: true, LSN: "0/2100"})
+	waitFor(t, "replica2 behind replica1 again", func() bool {
+		s, _ := rwpool.Stats(fc.db)
+		return s.Nodes[2].Behind
+	})
+	// replica1 fails: replica2 is the most advanced available replica.
+	fc.r1.SetDown(true)
+	waitFor(t, "a read on replica2, replica1 down", readsOn("replica2"))
+	fc.r1.SetDown(false)
+	waitFor(t, "replica2 behind the returned replica1", func() bool {
+		s, _ := rwpool.Stats(fc.db)
+		return s.Nodes[2].Behind
+	})
+	// The primary is back, writable: nothing is behind any more.
+	fc.p.SetDown(false)
+	waitFor(t, "a read on replica2, the primary back", readsOn("replica2"))
+	if s, _ := rwpool.Stats(fc.db); s.Nodes[2].Behind {
+		t.Error("replica2 is still Behind with the primary back")
+	}
+}

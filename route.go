@@ -102,6 +102,7 @@ func (c *Connector) pickRead(primary bool, tried []*node, behind bool) (*node, s
 	if len(tried) > 0 {
 		skip = func(i int) bool { return slices.Contains(tried, c.readers[i]) }
 	}
+	skip = c.skipBehind(tried, skip)
 	if i := c.picker.Pick(skip); i >= 0 {
 		return c.readers[i], "", nil
 	}

@@ -82,6 +82,12 @@ type NodeStats struct {
 	// not applied anything that primary wrote after the promotion), so it
 	// serves no read, whatever its State.
 	Rejoining bool
+	// Behind: with follow_promotion, while no primary is writable (the
+	// primary is unavailable or reports read-only: a failover under way),
+	// the node has applied less than another available replica, so it
+	// lacks writes the old primary acknowledged, and serves no read until
+	// it catches up or a primary is writable again.
+	Behind bool
 
 	// BalanceLatency is what balance=adaptive takes the node's read
 	// latency to be: time to first response (from the driver call to its
@@ -140,6 +146,9 @@ func (s Snapshot) String() string {
 		}
 		if n.Rejoining {
 			reports += " (not yet following)"
+		}
+		if n.Behind {
+			reports += " (behind another replica, no writable primary)"
 		}
 		fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%d/%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\n",
 			n.Name, n.Role, n.Weight, n.State, n.Open, n.MaxOpen, n.Idle, n.InUse, n.Waiting,
@@ -217,6 +226,7 @@ func (c *Connector) Stats() Snapshot {
 			Reports:              reports,
 			StatusError:          statusErr,
 			Rejoining:            n.rejoin.Load() != nil,
+			Behind:               n.isBehind(),
 		}
 		s.Nodes[i].BalanceLatency = n.meter.Estimate()
 	}
