@@ -392,8 +392,17 @@ func (n *node) nudge() {
 }
 
 // nudgeProbe is nudge for n alone.
+//
+// The probe holds the node's confirming flag, as confirm's does: a
+// statement that fails on the node meanwhile leaves its request for a
+// confirmation (reconfirm), which this probe answers when it ends. Its
+// failure then trips the node, as confirm's probe would have: a replica
+// that hangs while its nudge probe runs is taken out of the rotation
+// within probe_timeout, not at its next health check.
 func (n *node) nudgeProbe() {
-	if !n.c.cfg.Breaker || errors.Is(n.health.LastError(), health.ErrProbeTimeout) || n.stuckProbes.Load() > 0 {
+	// The last error counts only while it keeps the node tripped: a node
+	// that once hung and recovered is nudged like any other.
+	if !n.c.cfg.Breaker || n.health.Tripped() && errors.Is(n.health.LastError(), health.ErrProbeTimeout) || n.stuckProbes.Load() > 0 {
 		return // a hung node is the health checker's: its probes would pile up
 	}
 	if !once(&n.nudged, nudgeEvery) {
@@ -402,8 +411,8 @@ func (n *node) nudgeProbe() {
 	if !n.confirming.CompareAndSwap(false, true) {
 		return
 	}
+	n.reconfirm.Store(nil) // no confirm runs: a request left is answered already
 	if !n.c.bg.Go(func() {
-		defer n.confirming.Store(false)
 		var conn driver.Conn
 		lat, err := n.probe(&conn, true)
 		if conn != nil {
@@ -414,6 +423,19 @@ func (n *node) nudgeProbe() {
 			if n.health.Recover() {
 				n.pool.DiscardIdle() // as after a health check's recovery
 			}
+		}
+		// The flag first, then the request: one stored after the swap
+		// finds the flag free and runs its own probe (confirm).
+		n.confirming.Store(false)
+		next := n.reconfirm.Swap(nil)
+		switch {
+		case next == nil:
+		case err != nil:
+			if !n.health.Tripped() {
+				n.health.Trip((*next)(err))
+			}
+		default:
+			n.confirm(*next) // the probe may have answered before the failure: once more
 		}
 	}) {
 		n.confirming.Store(false)
