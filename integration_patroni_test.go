@@ -71,6 +71,7 @@ type patroniWrite struct {
 type patroniRead struct {
 	start time.Time
 	max   int64
+	node  string // rwpool's Route.Node
 }
 
 // patroniLog records what the load saw, beside load's own records.
@@ -127,11 +128,12 @@ func runPatroni(t *testing.T, pc *testcluster.Patroni, switchover bool, wait tim
 	readers := startLoad(t, db, 8, func(ctx context.Context, _ int) error {
 		start := time.Now()
 		var m int64
-		if err := db.QueryRowContext(ctx, "SELECT coalesce(max(id), 0) FROM "+table).Scan(&m); err != nil {
+		var r rwpool.Route
+		if err := db.QueryRowContext(rwpool.WithRoute(ctx, &r), "SELECT coalesce(max(id), 0) FROM "+table).Scan(&m); err != nil {
 			return err
 		}
 		lg.mu.Lock()
-		lg.reads = append(lg.reads, patroniRead{start: start, max: m})
+		lg.reads = append(lg.reads, patroniRead{start: start, max: m, node: r.Node})
 		lg.mu.Unlock()
 		return nil
 	})
@@ -320,7 +322,7 @@ func (f patroniFigures) check(t *testing.T, have, dup []int64) {
 	}
 	failed := f.wr.failures(time.Time{}, time.Time{})
 	failedAfter := f.wr.failures(f.tDown, time.Time{})
-	staleAll, staleAfter, lostReads := f.staleness(onLeader)
+	staleAll, staleAfter, stalest, lostReads := f.staleness(onLeader)
 	backAfter := back.Sub(f.tWritable)
 	t.Logf("failover_wait=%s: %d of %d writes failed (%d issued after the old leader was down)%s; writes back %s after the new leader was writable (%s after the fault); longest write %s",
 		f.wait, len(failed), f.wr.count(time.Time{}, time.Time{}), len(failedAfter), errSummary(failed, 3),
@@ -352,7 +354,8 @@ func (f patroniFigures) check(t *testing.T, have, dup []int64) {
 		t.Errorf("%d reads after the old leader was down saw a write the new leader does not have", lostReads)
 	}
 	if limit := patroniCheckInterval + time.Second; staleAfter > limit {
-		t.Errorf("a read after the new leader was writable missed a write acknowledged %s before it, want at most check_interval + 1 s (%s)", staleAfter, limit)
+		t.Errorf("a read after the new leader was writable missed a write acknowledged %s before it, want at most check_interval + 1 s (%s): on %s, begun %s after the new leader was writable",
+			staleAfter, limit, stalest.node, stalest.start.Sub(f.tWritable))
 	}
 	if f.wait > 0 && len(failedAfter) > 0 {
 		t.Errorf("with failover_wait=%s, %d writes issued after the old leader was down failed: %s", f.wait, len(failedAfter), errSummary(failedAfter, 3))
@@ -368,7 +371,7 @@ func (f patroniFigures) check(t *testing.T, have, dup []int64) {
 // many reads that started after the old leader was down saw an id the
 // new leader does not have (a row the crash lost). max(id) is a lower
 // bound: a read may also miss a smaller id acknowledged later.
-func (f patroniFigures) staleness(onLeader map[int64]bool) (all, after time.Duration, lostReads int) {
+func (f patroniFigures) staleness(onLeader map[int64]bool) (all, after time.Duration, stalest patroniRead, lostReads int) {
 	type ack struct {
 		id int64
 		at time.Time
@@ -396,10 +399,10 @@ func (f patroniFigures) staleness(onLeader map[int64]bool) (all, after time.Dura
 		if o := oldest[i]; !o.IsZero() && o.Before(r.start) {
 			d := r.start.Sub(o)
 			all = max(all, d)
-			if r.start.After(f.tWritable) {
-				after = max(after, d)
+			if r.start.After(f.tWritable) && d > after {
+				after, stalest = d, r
 			}
 		}
 	}
-	return all, after, lostReads
+	return all, after, stalest, lostReads
 }

@@ -36,7 +36,8 @@
 #   RWPOOL_PATRONI_DIR        state dir (default /tmp/rwpool-patroni)
 #   RWPOOL_PATRONI_PORT_BASE  first node's PostgreSQL port (default 55470):
 #                             PostgreSQL B, B+1, B+2; Patroni REST B+5..B+7;
-#                             etcd peer B+8, client B+9
+#                             etcd peer B+8, client B+9; HAProxy write B+10,
+#                             read B+11
 #   RWPOOL_PG_BIN             PostgreSQL server bin dir (default: the newest
 #                             /usr/lib/postgresql/*/bin)
 #   RWPOOL_READY_TIMEOUT      bound in seconds for each wait (default 60)
@@ -46,6 +47,10 @@
 #   RWPOOL_PATRONI_REST=127.0.0.1:B+5,...
 #   RWPOOL_PATRONI_USER, RWPOOL_PATRONI_PASSWORD, RWPOOL_PATRONI_DB
 #   RWPOOL_PATRONI_DIR, RWPOOL_PATRONI_SCRIPT, RWPOOL_PATRONI_ETCD
+#   RWPOOL_PATRONI_HAPROXY_WRITE, RWPOOL_PATRONI_HAPROXY_READ   (host:port;
+#     only when haproxy is installed: `up` then starts one from
+#     bench/proxies/haproxy-patroni.cfg, checking Patroni's REST API, for
+#     `rwpool bench`'s comparison; the tests do not use it)
 #
 # Settings, and why:
 #   ttl 10, loop_wait 1, retry_timeout 3: a crashed leader is replaced about
@@ -140,6 +145,29 @@ ports() {
     PG_PORTS=("$BASE" $((BASE + 1)) $((BASE + 2)))
     REST_PORTS=($((BASE + 5)) $((BASE + 6)) $((BASE + 7)))
     ETCD_PEER=$((BASE + 8)) ETCD_CLIENT=$((BASE + 9))
+    HA_WRITE=$((BASE + 10)) HA_READ=$((BASE + 11))
+}
+
+haproxy_bin() { command -v haproxy 2>/dev/null || { [ -x /usr/sbin/haproxy ] && echo /usr/sbin/haproxy; } || true; }
+
+# start_haproxy starts HAProxy with Patroni's REST checks when it is
+# installed (Debian's haproxy; scripts/test.sh installs it for the bench).
+start_haproxy() {
+    local bin tmpl
+    bin=$(haproxy_bin)
+    tmpl="$(dirname "$SCRIPT_PATH")/../bench/proxies/haproxy-patroni.cfg"
+    if [ -z "$bin" ] || [ ! -r "$tmpl" ]; then
+        log "no haproxy (or no $tmpl): no HAProxy in front of the cluster"
+        return 0
+    fi
+    sed -e "s|@DIR@|$STATE|g" -e "s|@WRITE_PORT@|$HA_WRITE|g" -e "s|@READ_PORT@|$HA_READ|g" \
+        -e "s|@PG0@|${PG_PORTS[0]}|g" -e "s|@PG1@|${PG_PORTS[1]}|g" -e "s|@PG2@|${PG_PORTS[2]}|g" \
+        -e "s|@REST0@|${REST_PORTS[0]}|g" -e "s|@REST1@|${REST_PORTS[1]}|g" -e "s|@REST2@|${REST_PORTS[2]}|g" \
+        "$tmpl" >"$STATE/haproxy.cfg"
+    "$bin" -c -q -f "$STATE/haproxy.cfg" || die "haproxy: bad config $STATE/haproxy.cfg"
+    setsid "$bin" -D -f "$STATE/haproxy.cfg" >"$STATE/haproxy.log" 2>&1 </dev/null || die "haproxy did not start"
+    wait_until "$TIMEOUT" port_open "$HA_WRITE" || die "HAProxy does not listen on $HA_WRITE"
+    HAPROXY_UP=1
 }
 
 # member_of PORT: the member index (0..2) whose PostgreSQL listens on PORT.
@@ -320,6 +348,11 @@ cmd_down() {
     ports
     local i p
     for i in 0 1 2; do stop_member "$i"; done
+    p=$(head -1 "$STATE/haproxy.pid" 2>/dev/null | tr -dc 0-9 || true)
+    if pid_alive "$p"; then
+        kill -TERM "$p" 2>/dev/null || true
+        wait_until 10 pid_gone "$p" || kill -KILL "$p" 2>/dev/null || true
+    fi
     p=$(cat "$STATE/etcd/pid" 2>/dev/null || true)
     if pid_alive "$p"; then
         kill -TERM "$p" 2>/dev/null || true
@@ -372,6 +405,10 @@ write_env() {
         echo "export RWPOOL_PATRONI_USER=$APP_USER"
         echo "export RWPOOL_PATRONI_PASSWORD=$APP_PASSWORD"
         echo "export RWPOOL_PATRONI_DB=$APP_DB"
+        if [ "${HAPROXY_UP:-0}" = 1 ]; then
+            echo "export RWPOOL_PATRONI_HAPROXY_WRITE=127.0.0.1:$HA_WRITE"
+            echo "export RWPOOL_PATRONI_HAPROXY_READ=127.0.0.1:$HA_READ"
+        fi
     } >"$STATE/env.tmp"
     chmod 0644 "$STATE/env.tmp"
     mv "$STATE/env.tmp" "$STATE/env"
@@ -384,11 +421,11 @@ cmd_up() {
     bin=$(pg_bin)
     cmd_down
     ports
-    for p in "${PG_PORTS[@]}" "${REST_PORTS[@]}" "$ETCD_PEER" "$ETCD_CLIENT"; do
+    for p in "${PG_PORTS[@]}" "${REST_PORTS[@]}" "$ETCD_PEER" "$ETCD_CLIENT" "$HA_WRITE" "$HA_READ"; do
         ! port_open "$p" || die "port $p is taken: another cluster on a nearby port base?"
     done
     [ -x "$(dirname "$SCRIPT_PATH")/cluster.sh" ] &&
-        "$(dirname "$SCRIPT_PATH")/cluster.sh" reserve-ports "${PG_PORTS[@]}" "${REST_PORTS[@]}" "$ETCD_PEER" "$ETCD_CLIENT" || true
+        "$(dirname "$SCRIPT_PATH")/cluster.sh" reserve-ports "${PG_PORTS[@]}" "${REST_PORTS[@]}" "$ETCD_PEER" "$ETCD_CLIENT" "$HA_WRITE" "$HA_READ" || true
     mkdir -p "$STATE/sock"
     touch "$STATE/$MARKER"
     echo "$BASE" >"$STATE/base"
@@ -412,6 +449,7 @@ cmd_up() {
     l=$(leader_index)
     psql_at "${PG_PORTS[$l]}" -c "CREATE ROLE $APP_USER LOGIN PASSWORD '$APP_PASSWORD'" \
         -c "CREATE DATABASE $APP_DB OWNER $APP_USER" >/dev/null
+    start_haproxy
     write_env
     log "Patroni cluster up in $((SECONDS - t0)) s: PostgreSQL ${PG_PORTS[*]}, REST ${REST_PORTS[*]}, etcd $ETCD_CLIENT, leader pg$l; env: $STATE/env"
 }

@@ -138,7 +138,15 @@ Flags:
                         rwpool-follow (follow_promotion=on, no endpoint),
                         rwpool-follow-wait (both), pgpool, haproxy (default: all)
   --failover-window D   load after the endpoint moves, before the topology is
-                        restored (default 8s)
+                        restored (default 8s); in the Patroni scenarios, after
+                        the new leader is writable
+  --patroni LIST        crash, switchover, or none (default none): issue 23's
+                        scenarios on a Patroni cluster (scripts/patroni.sh up,
+                        brought up and down by the bench beside its cluster),
+                        for bare lib/pq, pgx multi-host, HAProxy with Patroni's
+                        REST checks, and rwpool with follow_promotion=on
+  --patroni-env FILE    use the running Patroni cluster of this env file (from
+                        'patroni.sh up'); it is not stopped
   --read-after-write LIST
                         normal, delayed, or none (default normal,delayed)
   --raw-variants LIST   bare, rwpool, dbresolver, rails, gitlab, bare-again
@@ -196,6 +204,8 @@ type benchOpts struct {
 	failovers        []string
 	failoverVariants []string
 	failoverWindow   time.Duration
+	patroni          []string // Patroni scenarios (bench_patroni.go)
+	patroniEnv       string
 	raw              []string // read-after-write conditions
 	rawVariants      []string
 	rawDuration      time.Duration
@@ -306,6 +316,8 @@ func parseBenchFlags(args []string, stdout, stderr io.Writer) (o benchOpts, stat
 	fs.Var(listFlag{&o.failovers}, "failovers", "")
 	fs.Var(listFlag{&o.failoverVariants}, "failover-variants", "")
 	fs.DurationVar(&o.failoverWindow, "failover-window", 8*time.Second, "")
+	fs.Var(listFlag{&o.patroni}, "patroni", "")
+	fs.StringVar(&o.patroniEnv, "patroni-env", "", "")
 	fs.Var(listFlag{&o.raw}, "read-after-write", "")
 	fs.Var(listFlag{&o.rawVariants}, "raw-variants", "")
 	fs.DurationVar(&o.rawDuration, "raw-duration", 2*time.Second, "")
@@ -349,6 +361,9 @@ func parseBenchFlags(args []string, stdout, stderr io.Writer) (o benchOpts, stat
 	if slices.Equal(o.failovers, []string{"none"}) {
 		o.failovers = nil
 	}
+	if slices.Equal(o.patroni, []string{"none"}) {
+		o.patroni = nil
+	}
 	if slices.Equal(o.raw, []string{"none"}) {
 		o.raw = nil
 	}
@@ -357,6 +372,7 @@ func parseBenchFlags(args []string, stdout, stderr io.Writer) (o benchOpts, stat
 		got, have []string
 	}{{"--drivers", o.drivers, benchDrivers}, {"--variants", o.variants, benchVariants}, {"--faults", o.faults, benchFaults()},
 		{"--failovers", o.failovers, benchFailovers()}, {"--failover-variants", o.failoverVariants, benchFailoverVariants()},
+		{"--patroni", o.patroni, benchPatroni()},
 		{"--read-after-write", o.raw, rawConditions}, {"--raw-variants", o.rawVariants, rawVariants}} {
 		for _, v := range c.got {
 			if !slices.Contains(c.have, v) {
@@ -545,6 +561,27 @@ func benchMain(ctx context.Context, o benchOpts, out io.Writer) (err error) {
 		rep.failovers = append(rep.failovers, res...)
 		if err != nil {
 			return err
+		}
+	}
+	if len(o.patroni) > 0 {
+		pc, stop, err := patroniUp(ctx, o, cl, logf)
+		defer func() {
+			if serr := stop(); serr != nil {
+				err = errors.Join(err, serr)
+			}
+		}()
+		if err != nil {
+			return err
+		}
+		for _, s := range patroniScenarios {
+			if !slices.Contains(o.patroni, s.name) {
+				continue
+			}
+			res, err := runPatroni(ctx, o, pc, s, logf)
+			rep.patroni = append(rep.patroni, res...)
+			if err != nil {
+				return err
+			}
 		}
 	}
 	for _, drv := range o.drivers {

@@ -114,6 +114,17 @@ func (r *benchReport) drawCharts() map[string]chart {
 	for _, g := range groupBy(r.failovers, failoverChartName) {
 		out[g.name] = failoverChart(g.rows)
 	}
+	for _, g := range groupBy(r.patroni, failoverChartName) {
+		var rows []failoverRow
+		for _, f := range g.rows {
+			if f.skip == "" {
+				rows = append(rows, f)
+			}
+		}
+		if len(rows) > 0 {
+			out[g.name] = failoverChart(rows)
+		}
+	}
 	for name, c := range r.rawCharts() {
 		out[name] = c
 	}
@@ -287,6 +298,11 @@ func failoverChart(rows []failoverRow) chart {
 			title = s.title + ", " + rows[0].label
 		}
 	}
+	for _, s := range patroniScenarios {
+		if "patroni-"+s.name == rows[0].scenario {
+			title = s.title
+		}
+	}
 	var until time.Duration
 	for _, f := range rows {
 		until = max(until, f.stopAt+500*time.Millisecond)
@@ -303,6 +319,10 @@ func failoverChart(rows []failoverRow) chart {
 		if f.scenario == "switchover" {
 			what = "primary read-only"
 		}
+		gap := "no writable primary"
+		if f.faultLabel != "" {
+			what, move, gap = f.faultLabel, f.moveLabel, f.gapLabel
+		}
 		summary := fmt.Sprintf("%d of %d writes failed, %d of %d reads failed, writes normal again %s",
 			f.failedWrites, f.writes, f.failedReads, f.reads, f.normalText())
 		panels = append(panels, charts.Timeline{
@@ -313,7 +333,7 @@ func failoverChart(rows []failoverRow) chart {
 				{Name: "reads ok", Color: colorReadsOK, Points: rok},
 				{Name: "reads failed", Color: colorReadsFailed, Points: rfail}},
 			Markers: []charts.Marker{{X: cmd.Seconds(), Label: what}, {X: moved.Seconds(), Label: move}},
-			Spans:   []charts.Span{{From: cmd.Seconds(), To: moved.Seconds(), Label: "no writable primary"}},
+			Spans:   []charts.Span{{From: cmd.Seconds(), To: moved.Seconds(), Label: gap}},
 		})
 	}
 	return chart{alt: title + ": writes and reads per 100 ms, per variant", svg: stackTimelines(title, panels)}

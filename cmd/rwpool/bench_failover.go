@@ -98,6 +98,10 @@ type failoverRow struct {
 	// return) and the stop, in time since the load began.
 	writeSamples, readSamples []sample
 	faultAt, stopAt           time.Duration
+	// The Patroni scenarios' own (bench_patroni.go).
+	dup, offLeader, lostReads       int
+	stalest                         time.Duration
+	faultLabel, moveLabel, gapLabel string // the chart's markers; "" for the failover scenarios' own
 }
 
 // selectedFailoverVariants are the variants --failover-variants names, in

@@ -82,6 +82,16 @@ uses a running cluster instead; `+"`rwpool bench --help`"+` lists the flags.
 			b.WriteString(t.markdown() + "\n")
 		}
 	}
+	if len(r.patroni) > 0 {
+		fmt.Fprintf(&b, "## Under Patroni\n\nMeasured on %s, in %s, with:\n\n    %s\n\n"+
+			"To measure only this section again and put it into this file, keeping the others:\n\n"+
+			"    go run ./cmd/rwpool bench --no-throughput --faults none --failovers none --read-after-write none --no-memory --patroni crash,switchover --markdown BENCHMARKS.md --splice\n\n"+
+			"```\n%s```\n\n",
+			r.started.UTC().Format("2006-01-02 15:04 UTC"), r.elapsed.Round(time.Second), r.commandLine(), patroniDefinitions(r.opts))
+		for _, t := range r.patroniTables() {
+			b.WriteString(t.markdown() + "\n")
+		}
+	}
 	if len(r.raw) > 0 {
 		b.WriteString(r.rawMarkdown())
 	}
@@ -126,6 +136,9 @@ func (r *benchReport) measuredSections() []string {
 	}
 	if len(r.failovers) > 0 {
 		out = append(out, "Failover")
+	}
+	if len(r.patroni) > 0 {
+		out = append(out, "Under Patroni")
 	}
 	if len(r.raw) > 0 {
 		out = append(out, rawSection)

@@ -158,8 +158,14 @@ func openProxyVariant(v string, d benchDriver) (client, error) {
 // one for reads.
 type splitClient struct{ write, read *sql.DB }
 
+// scanInt runs q on the read pool, or on the write pool for a write that
+// returns a value (INSERT ... RETURNING, as the Patroni scenarios write).
 func (c splitClient) scanInt(ctx context.Context, q string) (n int64, err error) {
-	err = c.read.QueryRowContext(ctx, q).Scan(&n)
+	db := c.read
+	if strings.HasPrefix(q, "INSERT") {
+		db = c.write
+	}
+	err = db.QueryRowContext(ctx, q).Scan(&n)
 	return n, err
 }
 

@@ -186,7 +186,7 @@ func TestBenchReadAfterWriteMarkdown(t *testing.T) {
 
 	// --splice of this section alone puts it between Failover and Memory.
 	old := "# Benchmarks\n\n## Faults\n\nold faults\n\n## Failover\n\nold failover\n\n## Memory\n\nold memory\n"
-	r.opts.noThroughput, r.opts.noMemory, r.faults, r.failovers = true, true, nil, nil
+	r.opts.noThroughput, r.opts.noMemory, r.faults, r.failovers, r.patroni = true, true, nil, nil, nil
 	if got := r.measuredSections(); !slices.Equal(got, []string{rawSection}) {
 		t.Fatalf("measuredSections = %q", got)
 	}

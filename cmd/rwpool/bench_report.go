@@ -15,7 +15,8 @@ type benchReport struct {
 	throughput []throughputRow
 	faults     []faultRow
 	failovers  []failoverRow
-	raw        []rawRow // read after write across processes
+	patroni    []failoverRow // the Patroni scenarios (bench_patroni.go)
+	raw        []rawRow      // read after write across processes
 	memory     memoryResult
 	changes    []string // measured speed-ups (benchstat/*.md of the repository), verbatim
 	shimCost   string   // benchstat/06-shim-cost.md of the repository, verbatim
@@ -278,6 +279,12 @@ func (r *benchReport) text() string {
 	if len(r.failovers) > 0 {
 		b.WriteString("=== failover\n\n" + failoverDefinitions(r.opts) + "\n")
 		for _, t := range r.failoverTables() {
+			b.WriteString(t.text() + "\n")
+		}
+	}
+	if len(r.patroni) > 0 {
+		b.WriteString("=== under Patroni\n\n" + patroniDefinitions(r.opts) + "\n")
+		for _, t := range r.patroniTables() {
 			b.WriteString(t.text() + "\n")
 		}
 	}

@@ -96,6 +96,23 @@ func sampleReport() *benchReport {
 			f.readSamples = append(f.readSamples, sample{start: at, end: at + ms})
 		}
 	}
+	r.patroni = []failoverRow{
+		{driver: "postgres", label: "PostgreSQL under Patroni", scenario: "patroni-crash", variant: "pgx multi-host", moved: time.Second,
+			writes: 3900, failedWrites: 196, back: 48 * ms, backOK: true, longest: 440 * ms, lost: 1, lostBeforeFault: 1,
+			reads: 15000, stalest: 5240 * ms, faultLabel: "leader killed", moveLabel: "new leader writable", gapLabel: "no writable leader"},
+		{driver: "postgres", label: "PostgreSQL under Patroni", scenario: "patroni-crash", variant: "rwpool follow_promotion=on", moved: time.Second,
+			writes: 7800, failedWrites: 4120, back: 67 * ms, backOK: true, longest: 265 * ms, reads: 15400, stalest: 9 * ms,
+			faultLabel: "leader killed", moveLabel: "new leader writable", gapLabel: "no writable leader"},
+		{driver: "postgres", label: "PostgreSQL under Patroni", scenario: "patroni-switchover", variant: "haproxy", skip: "n/a: haproxy is not installed"},
+	}
+	for i := range r.patroni[:2] {
+		f := &r.patroni[i]
+		f.faultAt, f.stopAt = 1500*ms, 4*time.Second
+		for at := time.Duration(0); at < f.stopAt; at += 20 * ms {
+			f.writeSamples = append(f.writeSamples, sample{start: at, end: at + ms, failed: at > f.faultAt && at < 3*time.Second})
+			f.readSamples = append(f.readSamples, sample{start: at, end: at + ms})
+		}
+	}
 	r.memory = memoryResult{driver: "postgres", conns: 50, bareConn: 6656, rwpoolConn: 512, rwpoolStmt: 700, nodes: 64,
 		perNode: 4300, perNodeHeap: 2764, perNodeStack: 1536}
 	return r
@@ -171,6 +188,9 @@ func TestBenchReportMarkdown(t *testing.T) {
 		`context deadline exceeded \| x |`, // a | in a cell is escaped
 		"## Failover\n", "go run ./cmd/rwpool bench --no-throughput --faults none --read-after-write none --no-memory --markdown BENCHMARKS.md --splice\n",
 		"| rwpool failover_wait=5s | 700.0ms | 3600 | 0 | 750.0ms | 760.0ms | 770.0ms | 0 | 7200 | 0 |  |\n",
+		"## Under Patroni\n", "--patroni crash,switchover --markdown BENCHMARKS.md --splice\n",
+		"| pgx multi-host | 1.00s | 3900 | 196 | 48.0ms | 440.0ms | 0 | 1 | 0 | 0 | 15000 | 0 | 5.24s | 0 |  |\n",
+		"| haproxy | — | — | — | — | — | — | — | — | — | — | — | — | — | n/a: haproxy is not installed |\n",
 		"## Memory\n", "| open *sql.Conn, bare driver (one real connection each) | 6.5 KiB | 50 conns held open |\n",
 		"## Comparing changes with benchstat\n",
 		"go test -run '^$' -bench 'Query|Classify|Pick|AcquireRelease' -count 10 . ./routing/ ./pool/ > old.txt\n",
@@ -197,9 +217,10 @@ func TestBenchReportMarkdown(t *testing.T) {
 	}
 	// Without faults or memory, those sections are left out.
 	r := sampleReport()
-	r.faults, r.failovers, r.opts.noMemory = nil, nil, true
+	r.faults, r.failovers, r.patroni, r.opts.noMemory = nil, nil, nil, true
 	md = r.markdown()
-	if strings.Contains(md, "## Faults") || strings.Contains(md, "## Failover") || strings.Contains(md, "## Memory") {
+	if strings.Contains(md, "## Faults") || strings.Contains(md, "## Failover") || strings.Contains(md, "## Memory") ||
+		strings.Contains(md, "## Under Patroni") {
 		t.Error("empty sections rendered")
 	}
 }
@@ -235,7 +256,7 @@ func TestSpliceMarkdown(t *testing.T) {
 	old := "# Benchmarks\n\nold header\n\n## Machine\n\nold machine\n\n## Throughput and latency\n\nold figures\n\n" +
 		"## Faults\n\nold faults\n\n## Memory\n\nold memory\n\n## Comparing changes with benchstat\n\nhow\n"
 	r := sampleReport()
-	r.opts.noThroughput, r.opts.noMemory, r.faults = true, true, nil
+	r.opts.noThroughput, r.opts.noMemory, r.faults, r.patroni = true, true, nil, nil
 	if got := r.measuredSections(); len(got) != 1 || got[0] != "Failover" {
 		t.Fatalf("measuredSections = %q", got)
 	}
@@ -314,6 +335,7 @@ func TestBenchCharts(t *testing.T) {
 		"throughput-postgres.svg": 0, "p99-postgres.svg": 0,
 		"fault-kill-mysql.svg": 2, "fault-hang-mysql.svg": 2, "fault-hang-hedged-mysql.svg": 1, "fault-slow-mysql.svg": 1,
 		"failover-switchover-mysql.svg": 2, "failover-promotion-postgres.svg": 1,
+		"failover-patroni-crash-postgres.svg": 2, // the switchover's only variant was skipped: no chart
 	}
 	if len(files) != len(panels) {
 		t.Errorf("wrote %d files, want %d: %q", len(files), len(panels), files)

@@ -22,8 +22,17 @@ func TestBenchFlags(t *testing.T) {
 		o.faultTimeout != 5*time.Second || o.faultWindow != 8*time.Second || o.faultSteady != time.Second ||
 		o.faultPace != 10*time.Millisecond || !slices.Equal(o.failovers, []string{"switchover", "promotion"}) ||
 		!slices.Equal(o.failoverVariants, []string{"bare", "dbresolver", "nap", "rwpool", "rwpool-wait", "rwpool-follow", "rwpool-follow-wait", "pgpool", "haproxy"}) ||
-		o.failoverWindow != 8*time.Second || o.noThroughput || o.splice || o.clusterDir != "/tmp/rwpool-bench" || o.pgPort != 55632 || o.myPort != 55506 {
+		o.failoverWindow != 8*time.Second || o.noThroughput || o.splice || o.clusterDir != "/tmp/rwpool-bench" || o.pgPort != 55632 || o.myPort != 55506 ||
+		o.patroni != nil || o.patroniEnv != "" {
 		t.Errorf("defaults: %+v", o)
+	}
+	// The Patroni scenarios need a cluster of their own: asked for, not run by default.
+	o, st, done = parseBenchFlags([]string{"--patroni", "crash,switchover", "--patroni-env", "/p/env"}, nil, nil)
+	if done || st != 0 || !slices.Equal(o.patroni, []string{"crash", "switchover"}) || o.patroniEnv != "/p/env" {
+		t.Errorf("--patroni: done %v, status %d, %v %q", done, st, o.patroni, o.patroniEnv)
+	}
+	if o, _, _ = parseBenchFlags([]string{"--patroni", "none"}, nil, nil); o.patroni != nil {
+		t.Errorf("--patroni none: %v", o.patroni)
 	}
 	args := []string{"--goroutines", "2, 16", "--drivers", "mysql", "--variants", "rwpool,rwpool-2r", "--faults", "none",
 		"--duration", "1s", "--rounds", "5", "--env", "/x/env", "--markdown", "B.md", "--no-memory",
@@ -55,6 +64,7 @@ func TestBenchUsageErrors(t *testing.T) {
 		{[]string{"--faults", "flood"}, `--faults: unknown "flood"`},
 		{[]string{"--failovers", "crash"}, `--failovers: unknown "crash" (have switchover, promotion)`},
 		{[]string{"--failover-variants", "rwpool-hedge"}, `--failover-variants: unknown "rwpool-hedge"`},
+		{[]string{"--patroni", "promotion"}, `--patroni: unknown "promotion" (have crash, switchover)`},
 		{[]string{"--failover-variants", ","}, "--failover-variants: no variant given"},
 		{[]string{"--failover-window", "1s"}, "--failover-window must be at least 2s"},
 		{[]string{"--splice"}, "--splice needs --markdown FILE"},
