@@ -97,6 +97,14 @@ func (n *node) isBehind() bool {
 // (measured before this rule: 10.5 s stale under TestPatroniLeaderCrash).
 // Nodes barred for rejoining, and unknown positions, take no part.
 // Called after every status read with follow_promotion.
+//
+// Positions are compared by LSN alone, without their timelines: the
+// standbys of one primary are on its history, and a standby whose WAL
+// receiver stopped (its primary died) reports its last restartpoint's
+// timeline, which can be an older one than it replays on, and differ
+// from standby to standby (seen under Patroni: 37 and 38 while both
+// replayed timeline 39). Compared with timelines, the two would be
+// incomparable, and the one behind could be taken for the one ahead.
 func (c *Connector) markBehind() {
 	cur := c.primaryNode()
 	ro, known := cur.health.ReadOnly()
@@ -108,7 +116,7 @@ func (c *Connector) markBehind() {
 			if n == cur || !n.health.Available() || n.rejoin.Load() != nil {
 				continue
 			}
-			if p := n.repl.position(); !p.IsZero() && (ahead == nil || p.Covers(best) && !best.Covers(p)) {
+			if p := n.repl.position().OnTimeline(0); !p.IsZero() && (ahead == nil || p.Covers(best) && !best.Covers(p)) {
 				best, ahead = p, n
 			}
 		}
@@ -118,7 +126,7 @@ func (c *Connector) markBehind() {
 	}
 	any := false
 	for _, n := range c.nodes {
-		behind := ahead != nil && n != cur && n != ahead && !n.repl.position().Covers(best)
+		behind := ahead != nil && n != cur && n != ahead && !n.repl.position().OnTimeline(0).Covers(best)
 		if n.behind.Load() != behind {
 			n.behind.Store(behind)
 		}

@@ -707,18 +707,30 @@ func (s *Server) diverged() bool {
 
 // timeline is the timeline the server reports (rwpool's status query): a
 // primary's is its own; a standby streaming from its upstream (its log of
-// the same history) has received all of it, and reports the upstream's
-// (received_tli); a diverged one (its log is not empty), streaming
-// nothing, its last record's (its checkpoint's).
+// the same history, the upstream up and answering) has received all of
+// it, and reports the upstream's (received_tli). One that streams nothing
+// (diverged, or its upstream is down or hung: no WAL receiver runs)
+// reports its last restartpoint's (pg_control_checkpoint()), which is
+// older than its last record's after a timeline switch: PostgreSQL makes
+// a restartpoint only every so often (here, every restartpointEvery
+// records), so two standbys on one timeline can report different, older
+// ones (seen under Patroni: 37 and 38 while both replayed 39).
 func (s *Server) timeline() uint32 {
+	up := s.upstream
 	switch {
-	case s.upstream == nil:
+	case up == nil:
 		return s.tli
-	case !s.diverged():
-		return s.upstream.timeline()
+	case !s.diverged() && !up.down && up.hang == nil:
+		return up.timeline()
+	case len(s.wal) == 0:
+		return up.tli
 	}
-	return s.wal[len(s.wal)-1].tli
+	return s.wal[(len(s.wal)-1)&^(restartpointEvery-1)].tli
 }
+
+// restartpointEvery is how often, in records, a standby makes a
+// restartpoint (a power of two).
+const restartpointEvery = 32
 
 func (s *Server) lsn() uint64 {
 	if len(s.wal) == 0 {
