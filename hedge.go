@@ -141,7 +141,7 @@ func (w *watcher) hedge(r *readCtx, refused bool) (retry bool) {
 		// with balance=adaptive may spend a slow replica's probe claim.
 		return true
 	}
-	n, _, err := c.pickRead(false, []*node{r.n}, false)
+	n, _, err := c.pickRead(false, []*node{r.n}, false, false)
 	if err != nil {
 		return false // nowhere else to go
 	}

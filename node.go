@@ -26,6 +26,7 @@ type node struct {
 	conn   nodeConnector // the real driver's connector, redacting and bounding dials
 
 	confirming   atomic.Bool                       // a confirming probe is running
+	doubted      atomic.Bool                       // a statement failed here as a dead or hung node fails, or ran past probe_timeout, and no confirming probe has answered since (isBehind)
 	reconfirm    atomic.Pointer[func(error) error] // the cause of a confirm asked for while one ran (confirm)
 	suspected    atomic.Int64                      // monoNow of the last probe a long statement asked for
 	trip         atomic.Pointer[tripCtx]           // cancelled when the node trips (rescue.go)
@@ -42,7 +43,6 @@ type node struct {
 	// follow_promotion (promote.go)
 	unfollowed atomic.Bool               // a demoted primary not yet seen read-only since: it claims no promotion (checkFollowing)
 	rejoin     atomic.Pointer[followBar] // set at a followed promotion until the node is seen following: no reads
-	behind     atomic.Bool               // while no primary is writable, short of another replica's position: no reads (markBehind)
 	roleSince  atomic.Int64              // UnixNano of the last role change; 0: the DSN's role
 	repl       replState                 // role, position and lag as last read
 
@@ -127,6 +127,7 @@ func (n *node) failed(err error) {
 	}
 	// Both wrapped: a probe that timed out (health.ErrProbeTimeout) marks
 	// a hung node, which nudge leaves to the health checker.
+	n.doubted.Store(true)
 	n.confirm(func(perr error) error { return fmt.Errorf("%w (confirmed by probe: %w)", err, perr) })
 }
 
@@ -174,6 +175,7 @@ func (n *node) confirm(cause func(error) error) {
 	n.reconfirm.Store(nil) // what asked before this probe began, it answers
 	if !n.c.bg.Go(func() {
 		defer n.confirming.Store(false)
+		defer n.doubted.Store(false) // answered: tripped, or alive
 		for again := true; ; again = false {
 			var conn driver.Conn
 			_, perr := n.probe(&conn, true)

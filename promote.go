@@ -53,10 +53,8 @@ type follower struct {
 	split atomic.Pointer[error] // the split-brain refusal of writes, nil without one
 	epoch atomic.Uint64         // promotions so far: sessions compare it (session.go)
 
-	// ahead: the replica the others marked behind are behind
-	// (markBehind); nil before the first outage.
-	ahead     atomic.Pointer[node]
-	anyBehind atomic.Bool // some node is marked behind: reads skip it
+	// behind: the replicas marked behind (markBehind); nil when none is.
+	behind atomic.Pointer[behindSet]
 
 	// contested: while the primary was unavailable or read-only, other
 	// nodes claimed to be the primary and none was followed. Guarded by
@@ -74,29 +72,55 @@ func (r readNode) Available() bool {
 	return n.health.Available() && n != n.c.primaryNode() && n.rejoin.Load() == nil
 }
 
-// isBehind reports whether n is marked behind (markBehind) while the
-// replica it is behind is still available: should that one fail before
-// the next status read recomputes the marks, n serves again at once.
+// isBehind reports whether n is marked behind (markBehind), while the
+// failover is still under way (no primary is writable) and the replica it
+// is behind is still available and not in doubt: should that one fail
+// (or a statement fail there as on a dead or hung node, or run past
+// probe_timeout, until a confirming probe answers), or a primary be writable again, before the next status read
+// recomputes the marks, n serves at once. Without the suspicion, a hung
+// replica ahead of the others would take every read, and fail them all,
+// until its confirming probe timed out.
 func (n *node) isBehind() bool {
-	if !n.behind.Load() {
+	s := n.c.follow.behind.Load()
+	if s == nil {
 		return false
 	}
-	a := n.c.follow.ahead.Load()
-	return a != nil && a.health.Available()
+	a := s.over[n]
+	return a != nil && a.health.Available() && !a.doubted.Load() && n.c.noWritablePrimary()
 }
 
-// markBehind marks, while the primary is unavailable or reports read-only
-// (a failover under way), every replica whose applied position does not
-// cover the most advanced available replica's: it serves no read until it
-// does, or until a primary is writable again. When a primary dies, its
-// standbys have received more or less of its last WAL; the one that got
-// the most holds writes the primary acknowledged that the others never
-// will, until they follow a new primary. Patroni promotes the most
-// advanced one; until the promotion (its ttl, 10-30 s) and until rwpool
-// follows it, the others would serve reads missing acknowledged writes
-// (measured before this rule: 10.5 s stale under TestPatroniLeaderCrash).
-// Nodes barred for rejoining, and unknown positions, take no part.
-// Called after every status read with follow_promotion.
+// noWritablePrimary reports whether the primary is unavailable or reports
+// itself read-only.
+func (c *Connector) noWritablePrimary() bool {
+	cur := c.primaryNode()
+	ro, known := cur.health.ReadOnly()
+	return cur.health.Tripped() || known && ro
+}
+
+// behindSet is markBehind's outcome: each replica marked behind, and a
+// replica that has applied strictly more. Immutable once stored.
+type behindSet struct {
+	over map[*node]*node
+}
+
+// markBehind marks, while no primary is writable (the primary unavailable
+// or reporting read-only: a failover under way), every replica whose
+// applied position another available replica's strictly covers: it serves
+// no read until it catches up, or until a primary is writable again. When
+// a primary dies, its standbys have received more or less of its last
+// WAL; the one that got the most holds writes the primary acknowledged
+// that the others never will, until they follow a new primary. Patroni
+// promotes the most advanced one; until the promotion (its ttl, 10-30 s)
+// and until rwpool follows it, the others would serve reads missing
+// acknowledged writes (measured before this rule: 10.5 s stale under
+// TestPatroniLeaderCrash). A replica is marked only when another one's
+// position strictly covers its own: incomparable positions (MySQL GTID
+// sets with an errant transaction, MariaDB domains) mark nothing, and an
+// unknown position, or one of a node barred for rejoining, takes no part.
+// The marks are computed whole under follow.mu and stored as one
+// snapshot: status reads of several nodes end together (a refused write
+// has them all probed), and interleaved marks could leave every replica
+// marked. Called after every status read with follow_promotion.
 //
 // Positions are compared by LSN alone, without their timelines: the
 // standbys of one primary are on its history, and a standby whose WAL
@@ -106,45 +130,59 @@ func (n *node) isBehind() bool {
 // replayed timeline 39). Compared with timelines, the two would be
 // incomparable, and the one behind could be taken for the one ahead.
 func (c *Connector) markBehind() {
-	cur := c.primaryNode()
-	ro, known := cur.health.ReadOnly()
-	outage := cur.health.Tripped() || known && ro
-	var best replication.Position
-	var ahead *node
-	if outage {
+	f := &c.follow
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var set *behindSet
+	if c.noWritablePrimary() {
+		cur := c.primaryNode()
+		type cand struct {
+			n *node
+			p replication.Position
+		}
+		var cs []cand
 		for _, n := range c.nodes {
 			if n == cur || !n.health.Available() || n.rejoin.Load() != nil {
 				continue
 			}
-			if p := n.repl.position().OnTimeline(0); !p.IsZero() && (ahead == nil || p.Covers(best) && !best.Covers(p)) {
-				best, ahead = p, n
+			if p := n.repl.position().OnTimeline(0); !p.IsZero() {
+				cs = append(cs, cand{n, p})
+			}
+		}
+		for _, b := range cs {
+			for _, a := range cs {
+				if a.n != b.n && a.p.Covers(b.p) && !b.p.Covers(a.p) {
+					if set == nil {
+						set = &behindSet{over: map[*node]*node{}}
+					}
+					set.over[b.n] = a.n
+					break
+				}
 			}
 		}
 	}
-	if ahead != nil {
-		c.follow.ahead.Store(ahead)
-	}
-	any := false
-	for _, n := range c.nodes {
-		behind := ahead != nil && n != cur && n != ahead && !n.repl.position().OnTimeline(0).Covers(best)
-		if n.behind.Load() != behind {
-			n.behind.Store(behind)
-		}
-		any = any || behind
-	}
-	if c.follow.anyBehind.Load() != any {
-		c.follow.anyBehind.Store(any)
+	if set != nil || f.behind.Load() != nil {
+		f.behind.Store(set)
 	}
 }
 
 // skipBehind returns skip extended to the readers marked behind
-// (markBehind), for a read that has not failed on the replica they are
-// behind: one that has gets any replica rather than none.
-func (c *Connector) skipBehind(tried []*node, skip func(int) bool) func(int) bool {
-	if !c.follow.anyBehind.Load() || slices.Contains(tried, c.follow.ahead.Load()) {
+// (markBehind). For a read that failed on the nodes it tried (failed), a
+// mark is waived when the replica it is behind is among them: any replica
+// rather than none. A hedge (not failed: the read still runs there) waives
+// nothing: a stale answer could win.
+func (c *Connector) skipBehind(tried []*node, failed bool, skip func(int) bool) func(int) bool {
+	s := c.follow.behind.Load()
+	if s == nil {
 		return skip
 	}
-	return func(i int) bool { return skip != nil && skip(i) || c.readers[i].isBehind() }
+	return func(i int) bool {
+		if skip != nil && skip(i) {
+			return true
+		}
+		n := c.readers[i]
+		return n.isBehind() && !(failed && slices.Contains(tried, s.over[n]))
+	}
 }
 
 // role returns the role routing gives n now.

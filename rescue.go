@@ -482,6 +482,7 @@ func (n *node) suspect() {
 		// request is passed on (confirm: it may predate the cause).
 		return
 	}
+	n.doubted.Store(true)
 	n.confirm(func(perr error) error {
 		return fmt.Errorf("a statement ran longer than probe_timeout (%s), and then %w", n.c.cfg.ProbeTimeout, perr)
 	})

@@ -79,7 +79,7 @@ func isWrite(d routing.Decision) bool {
 // that some replicas were passed over for lacking a session's writes: the
 // primary then serves the read whatever fallback says, since it has them.
 func (c *Connector) routeRead(primary bool, tried []*node, behind bool) (*node, string, error) {
-	n, why, err := c.pickRead(primary, tried, behind)
+	n, why, err := c.pickRead(primary, tried, true, behind)
 	if why == reasonFallback {
 		n.fallbacks.Add(1)
 	}
@@ -87,8 +87,9 @@ func (c *Connector) routeRead(primary bool, tried []*node, behind bool) (*node, 
 }
 
 // pickRead is routeRead without counting a fallback, for a hedge that may
-// not start (hedge_budget).
-func (c *Connector) pickRead(primary bool, tried []*node, behind bool) (*node, string, error) {
+// not start (hedge_budget). failed says that the read failed on the nodes
+// it tried (a hedge's still runs there: skipBehind).
+func (c *Connector) pickRead(primary bool, tried []*node, failed, behind bool) (*node, string, error) {
 	if primary || len(c.replicas) == 0 {
 		if slices.Contains(tried, c.primaryNode()) {
 			return nil, "", errNoReplica
@@ -102,7 +103,7 @@ func (c *Connector) pickRead(primary bool, tried []*node, behind bool) (*node, s
 	if len(tried) > 0 {
 		skip = func(i int) bool { return slices.Contains(tried, c.readers[i]) }
 	}
-	skip = c.skipBehind(tried, skip)
+	skip = c.skipBehind(tried, failed, skip)
 	if i := c.picker.Pick(skip); i >= 0 {
 		return c.readers[i], "", nil
 	}
@@ -120,7 +121,7 @@ func (c *Connector) pickRead(primary bool, tried []*node, behind bool) (*node, s
 // when no replica has the plan's position (behind), causal_fallback says
 // whether the primary serves the read or it fails with ErrTooStale.
 func (c *Connector) routeCausal(primary bool, tried []*node, behind bool, plan *readPlan) (*node, string, error) {
-	if !primary && plan.prefer != nil && !slices.Contains(tried, plan.prefer) && (readNode{plan.prefer}).Available() {
+	if !primary && plan.prefer != nil && !slices.Contains(tried, plan.prefer) && (readNode{plan.prefer}).Available() && !plan.prefer.isBehind() {
 		return plan.prefer, reasonSessionReplica, nil
 	}
 	n, why, err := c.routeRead(primary, tried, behind)
