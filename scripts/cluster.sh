@@ -126,25 +126,17 @@ REPL_USER=repl
 REPL_PASSWORD=repl-secret-pw
 PROBE_TABLE=rwpool_cluster_probe
 
-# Client settings the caller may have exported must not redirect our own admin
-# connections (PGHOST, PGSERVICE, MYSQL_PWD, MYSQL_HOST, ...).
-unset PGHOST PGHOSTADDR PGPORT PGUSER PGDATABASE PGSERVICE PGSERVICEFILE \
-    PGOPTIONS PGSSLMODE PGPASSWORD PGPASSFILE PGDATA MYSQL_PWD MYSQL_HOST \
-    MYSQL_TCP_PORT MYSQL_UNIX_PORT 2>/dev/null || true
-
-IS_ROOT=0
-[ "$(id -u)" -eq 0 ] && IS_ROOT=1
+# log, die, wait_until, port_open, pid_alive, pid_gone, pid_state and
+# IS_ROOT; it also clears the client settings the caller may have exported
+# (PGHOST, PGSERVICE, MYSQL_PWD, MYSQL_HOST, ...), which must not redirect
+# our own admin connections.
+LOG_TAG=cluster
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 # ---------------------------------------------------------------------------
 # Generic helpers
 # ---------------------------------------------------------------------------
-
-LOG_TAG=cluster
-log() { printf '[%s %(%H:%M:%S)T] %s\n' "$LOG_TAG" -1 "$*" >&2; }
-die() {
-    log "ERROR: $*"
-    exit 1
-}
 
 # show_log FILE: tail of a server log, for error reports.
 show_log() {
@@ -177,39 +169,6 @@ own() {
     local user="$1"
     shift
     if [ "$IS_ROOT" -eq 1 ]; then chown -R "$user:$user" "$@"; fi
-}
-
-# wait_until SECONDS CMD...: poll CMD every 0.2 s; false on timeout.
-wait_until() {
-    local deadline=$((SECONDS + $1))
-    shift
-    until "$@"; do
-        [ "$SECONDS" -lt "$deadline" ] || return 1
-        sleep 0.2
-    done
-}
-
-# pid_alive PID: true if PID exists and isn't a zombie. Servers we kill are
-# reaped by whoever inherited them, which may take a moment; a zombie holds no
-# port or file, so it counts as gone.
-# (The /proc helpers are pure bash: forks are what makes scripts like this
-# slow, and down/status call them a lot.)
-pid_alive() {
-    local st
-    st=$(pid_state "$1")
-    [ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
-}
-
-# pid_state PID: the one-letter state from /proc/PID/status (empty if gone).
-pid_state() {
-    local k v _
-    [ -n "$1" ] && [ -r "/proc/$1/status" ] || return 0
-    while read -r k v _; do
-        if [ "$k" = State: ]; then
-            echo "$v"
-            return 0
-        fi
-    done <"/proc/$1/status" 2>/dev/null || true
 }
 
 # pid_stopped PID: true if PID is stopped by a signal (hang-node).

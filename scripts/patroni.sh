@@ -80,36 +80,10 @@ SCOPE=rwpool
 APP_USER=app APP_PASSWORD=app-secret-pw APP_DB=rwpool
 PY=/usr/bin/python3 # Debian's, which has Patroni's modules (not a pyenv's)
 
-unset PGHOST PGHOSTADDR PGPORT PGUSER PGDATABASE PGSERVICE PGSERVICEFILE \
-    PGOPTIONS PGSSLMODE PGPASSWORD PGPASSFILE 2>/dev/null || true
+LOG_TAG=patroni
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-IS_ROOT=0
-[ "$(id -u)" -eq 0 ] && IS_ROOT=1
-
-log() { printf '[patroni %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
-die() {
-    log "ERROR: $*"
-    exit 1
-}
-
-wait_until() {
-    local deadline=$((SECONDS + $1))
-    shift
-    until "$@"; do
-        [ "$SECONDS" -lt "$deadline" ] || return 1
-        sleep 0.2
-    done
-}
-
-port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-
-pid_alive() {
-    local st
-    [ -n "$1" ] && [ -r "/proc/$1/status" ] || return 1
-    st=$(awk '/^State:/ {print $2}' "/proc/$1/status" 2>/dev/null)
-    [ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
-}
-pid_gone() { ! pid_alive "$1"; }
 
 ensure_packages() {
     local missing=()

@@ -64,18 +64,9 @@ TIMEOUT="${RWPOOL_READY_TIMEOUT:-60}"
 MARKER=".rwpool-proxies"
 MY_CHECK_USER=haproxy_check
 
-unset PGHOST PGHOSTADDR PGPORT PGUSER PGDATABASE PGSERVICE PGSERVICEFILE \
-    PGOPTIONS PGSSLMODE PGPASSWORD PGPASSFILE MYSQL_PWD MYSQL_HOST \
-    MYSQL_TCP_PORT MYSQL_UNIX_PORT 2>/dev/null || true
-
-IS_ROOT=0
-[ "$(id -u)" -eq 0 ] && IS_ROOT=1
-
-log() { printf '[proxies %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
-die() {
-    log "ERROR: $*"
-    exit 1
-}
+LOG_TAG=proxies
+# shellcheck source=scripts/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 show_log() {
     if [ -r "$1" ]; then
@@ -84,24 +75,6 @@ show_log() {
     fi
 }
 
-wait_until() {
-    local deadline=$((SECONDS + $1))
-    shift
-    until "$@"; do
-        [ "$SECONDS" -lt "$deadline" ] || return 1
-        sleep 0.2
-    done
-}
-
-port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-
-# pid_alive PID: exists and is no zombie (a zombie holds no port or file).
-pid_alive() {
-    local st
-    [ -n "$1" ] && [ -r "/proc/$1/status" ] || return 1
-    st=$(awk '/^State:/ {print $2}' "/proc/$1/status" 2>/dev/null)
-    [ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ]
-}
 
 # ensure_packages installs pgpool2 and haproxy when missing, as cluster.sh
 # does for the database servers.
@@ -153,7 +126,6 @@ render() {
     if grep -q "@[A-Z0-9_]*@" "$2"; then die "$2: placeholder left: $(grep -o "@[A-Z0-9_]*@" "$2" | head -1)"; fi
 }
 
-pid_gone() { ! pid_alive "$1"; }
 
 # stop_pid FILE NAME: SIGINT (fast shutdown for both), then SIGKILL.
 stop_pid() {
