@@ -37,9 +37,11 @@ func TestPatroniSwitchover(t *testing.T) { patroniScenario(t, true) }
 
 func patroniScenario(t *testing.T, switchover bool) {
 	pc := testcluster.PatroniCluster(t)
-	// 15 s is longer than Patroni's failover (the ttl, 10 s): with it, no
-	// write issued after the fault may fail.
-	for _, wait := range []time.Duration{0, 15 * time.Second} {
+	// 25 s is longer than Patroni's failover here (the ttl, 10 s, plus up
+	// to about 6 s for the leader race: 10.6-16.4 s measured): with it, no
+	// write issued after the fault may fail. 15 s was not: a crash
+	// failover of 16.0 s failed the writes that had waited 15 s.
+	for _, wait := range []time.Duration{0, 25 * time.Second} {
 		t.Run(fmt.Sprintf("failover_wait=%s", wait), func(t *testing.T) {
 			runPatroni(t, pc, switchover, wait)
 		})

@@ -101,6 +101,7 @@ type failoverRow struct {
 	// The Patroni scenarios' own (bench_patroni.go).
 	dup, offLeader, lostReads       int
 	stalest                         time.Duration
+	stalestWhere                    string // when the stalest read began, and where
 	faultLabel, moveLabel, gapLabel string // the chart's markers; "" for the failover scenarios' own
 }
 
@@ -157,6 +158,120 @@ func (r failoverRow) normalText() string {
 		return "0 (no disruption)"
 	}
 	return fmtDur(r.normal)
+}
+
+// closeOnce returns a function that closes c the first time it is called
+// and does nothing after: a scenario closes its client before it reads
+// the outcome, and again (a no-op) on its way out, whatever happened.
+func closeOnce(c client) func() error {
+	closed := false
+	return func() error {
+		if closed {
+			return nil
+		}
+		closed = true
+		return c.Close()
+	}
+}
+
+// mixedLoad is the failover scenarios' load: writers and readers, each an
+// operation every pace (the next at once after a slower one), each with a
+// context of timeout, recorded by kind.
+type mixedLoad struct {
+	pace, timeout time.Duration
+	begin         time.Time
+	writes, reads opLog
+	halt          atomic.Bool
+	wg            sync.WaitGroup
+	cur           []*atomic.Int64 // each worker's operation in flight: its start since begin, +1; 0 between operations
+	stopped       bool
+	stuck         []time.Duration // the starts of the operations a driver did not let go of by the stop's bound
+}
+
+func newMixedLoad(pace, timeout time.Duration) *mixedLoad {
+	return &mixedLoad{pace: pace, timeout: timeout, begin: time.Now()}
+}
+
+// write and read start a writer and a reader running op.
+func (l *mixedLoad) write(op func(context.Context) error) { l.start(op, &l.writes) }
+func (l *mixedLoad) read(op func(context.Context) error)  { l.start(op, &l.reads) }
+
+func (l *mixedLoad) start(op func(context.Context) error, log *opLog) {
+	cur := new(atomic.Int64)
+	l.cur = append(l.cur, cur)
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		paced(&l.halt, l.pace, l.begin, cur, l.timeout, op, log.add)
+	}()
+}
+
+// stop stops the workers and waits for them, or gives up on those a
+// driver does not let go (their goroutines end when it does) and
+// remembers their operations as stuck. Only the first call does anything.
+func (l *mixedLoad) stop() {
+	if l.stopped {
+		return
+	}
+	l.stopped = true
+	l.halt.Store(true)
+	done := make(chan struct{})
+	go func() { l.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(l.timeout + 20*time.Second):
+		for _, cur := range l.cur {
+			if s := cur.Load(); s != 0 {
+				l.stuck = append(l.stuck, time.Duration(s-1))
+			}
+		}
+	}
+}
+
+// tally fills row from a stopped load: its samples, counts, failures
+// (those issued before faultAt apart), the longest write, when writes were
+// normal again, the first errors, and with back, the first successful
+// write issued after faultAt. Operations still running at stopAt count as
+// ending there.
+func (row *failoverRow) tally(l *mixedLoad, faultAt, stopAt time.Duration, back bool) {
+	ws, werr := l.writes.snapshot()
+	rs, rerr := l.reads.snapshot()
+	var window []sample
+	for _, s := range ws {
+		if s.end > stopAt {
+			s.end, s.failed = stopAt, false
+		}
+		window = append(window, s)
+	}
+	for _, start := range l.stuck {
+		window = append(window, sample{start: start, end: stopAt})
+	}
+	row.stuck = len(l.stuck)
+	row.writeSamples, row.readSamples, row.faultAt, row.stopAt = ws, rs, faultAt, stopAt
+	row.writes, row.reads = len(ws), len(rs)
+	row.normal, row.normalOK = timeToNormal(window, faultAt, stopAt)
+	for _, s := range ws {
+		if s.failed {
+			row.failedWrites++
+			if s.start < faultAt {
+				row.failedInFlight++
+			}
+		} else if back && s.start >= faultAt && (!row.backOK || s.end-faultAt < row.back) {
+			row.back, row.backOK = s.end-faultAt, true
+		}
+		row.longest = max(row.longest, s.end-s.start)
+	}
+	for _, s := range rs {
+		if s.failed {
+			row.failedReads++
+		}
+	}
+	if werr != nil {
+		row.firstWriteErr = oneLine(werr.Error())
+	}
+	if rerr != nil {
+		row.firstReadErr = oneLine(rerr.Error())
+	}
 }
 
 // opLog records the operations of one kind (writes or reads).
@@ -261,33 +376,18 @@ func runFailover(ctx context.Context, o benchOpts, cl *cluster, d benchDriver, s
 	if err != nil {
 		return row, err
 	}
-	closed := false
-	closeClient := func() error {
-		if closed {
-			return nil
-		}
-		closed = true
-		return c.Close()
-	}
+	closeClient := closeOnce(c)
 	defer closeClient()
 
 	var (
-		writes, reads opLog
-		ids           atomic.Int64
-		ackMu         sync.Mutex
-		acked         = map[int64]time.Duration{} // id → when acknowledged, since begin
-		stop          atomic.Bool
-		wg            sync.WaitGroup
-		cur           = make([]atomic.Int64, failoverWriters+failoverReaders) // start of each worker's operation in flight, +1
-		begin         = time.Now()
+		ids   atomic.Int64
+		ackMu sync.Mutex
+		acked = map[int64]time.Duration{} // id → when acknowledged, since begin
+		load  = newMixedLoad(o.faultPace, failoverOpTimeout)
+		begin = load.begin
 	)
-	worker := func(w int, op func(ctx context.Context) error, log *opLog) {
-		defer wg.Done()
-		paced(&stop, o.faultPace, begin, &cur[w], failoverOpTimeout, op, log.add)
-	}
 	for w := range failoverWriters {
-		wg.Add(1)
-		go worker(w, func(ctx context.Context) error {
+		load.write(func(ctx context.Context) error {
 			id := ids.Add(1)
 			if err := c.exec(ctx, fmt.Sprintf("INSERT INTO %s (id, w) VALUES (%d, %d)", failoverTable, id, w)); err != nil {
 				return err
@@ -296,38 +396,17 @@ func runFailover(ctx context.Context, o benchOpts, cl *cluster, d benchDriver, s
 			acked[id] = time.Since(begin)
 			ackMu.Unlock()
 			return nil
-		}, &writes)
+		})
 	}
-	for w := range failoverReaders {
-		wg.Add(1)
-		go worker(failoverWriters+w, func(ctx context.Context) error {
+	for range failoverReaders {
+		load.read(func(ctx context.Context) error {
 			_, err := c.scanInt(ctx, "SELECT COALESCE(MAX(id), 0) FROM "+failoverTable)
 			return err
-		}, &reads)
+		})
 	}
 
-	injected, stopped, restored := false, false, false
-	var stuck []time.Duration
-	// stopLoad stops the workers and waits for them, or gives up on those
-	// a driver does not let go (their goroutines end when it does).
-	stopLoad := func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		stop.Store(true)
-		done := make(chan struct{})
-		go func() { wg.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(failoverOpTimeout + 20*time.Second):
-			for w := range cur {
-				if s := cur[w].Load(); s != 0 {
-					stuck = append(stuck, time.Duration(s-1))
-				}
-			}
-		}
-	}
+	injected, restored := false, false
+	stopLoad := load.stop
 	// restore puts the old primary back in charge and replica1 back under
 	// it, whatever happened.
 	restore := func() error {
@@ -398,45 +477,7 @@ func runFailover(ctx context.Context, o benchOpts, cl *cluster, d benchDriver, s
 		return row, err
 	}
 
-	ws, werr := writes.snapshot()
-	rs, rerr := reads.snapshot()
-	// Operations still running at the stop count as ending there.
-	var window []sample
-	for _, s := range ws {
-		if s.end > stopAt {
-			s.end, s.failed = stopAt, false
-		}
-		window = append(window, s)
-	}
-	for _, start := range stuck {
-		window = append(window, sample{start: start, end: stopAt})
-	}
-	row.stuck = len(stuck)
-	row.writeSamples, row.readSamples, row.faultAt, row.stopAt = ws, rs, faultAt, stopAt
-	row.writes, row.reads = len(ws), len(rs)
-	row.normal, row.normalOK = timeToNormal(window, faultAt, stopAt)
-	for _, s := range ws {
-		if s.failed {
-			row.failedWrites++
-			if s.start < faultAt {
-				row.failedInFlight++
-			}
-		} else if s.start >= faultAt && (!row.backOK || s.end-faultAt < row.back) {
-			row.back, row.backOK = s.end-faultAt, true
-		}
-		row.longest = max(row.longest, s.end-s.start)
-	}
-	for _, s := range rs {
-		if s.failed {
-			row.failedReads++
-		}
-	}
-	if werr != nil {
-		row.firstWriteErr = oneLine(werr.Error())
-	}
-	if rerr != nil {
-		row.firstReadErr = oneLine(rerr.Error())
-	}
+	row.tally(load, faultAt, stopAt, true)
 
 	// Lost: acknowledged, yet not on the new primary.
 	have, err := idsOn(ctx, d, newPrimary)

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/rwpool/rwpool"
 	"github.com/rwpool/rwpool/internal/testcluster"
 )
 
@@ -57,12 +58,13 @@ var patroniVariants = []patroniVariant{
 	{id: "pgx multi-host", kind: "pgx"},
 	{id: "haproxy", kind: "haproxy"},
 	{id: "rwpool", kind: "rwpool", extra: "follow_promotion=on;check_interval=1s"},
-	{id: "rwpool-wait", kind: "rwpool", extra: "follow_promotion=on;check_interval=1s;failover_wait=15s"},
+	{id: "rwpool-wait", kind: "rwpool", extra: "follow_promotion=on;check_interval=1s;failover_wait=25s"},
 }
 
-// patroniOpTimeout is each operation's context: longer than the crash
-// failover (the ttl, 10 s) plus rwpool-wait's failover_wait wait.
-const patroniOpTimeout = 20 * time.Second
+// patroniOpTimeout is each operation's context: longer than rwpool-wait's
+// failover_wait (25 s, itself longer than the crash failover: the ttl,
+// 10 s, plus up to about 6 s for the leader race).
+const patroniOpTimeout = 30 * time.Second
 
 // patroniCluster is a running scripts/patroni.sh cluster.
 type patroniCluster struct {
@@ -218,14 +220,7 @@ func runPatroniVariant(ctx context.Context, o benchOpts, pc *patroniCluster, s f
 	if err != nil {
 		return row, err
 	}
-	closed := false
-	closeClient := func() error {
-		if closed {
-			return nil
-		}
-		closed = true
-		return c.Close()
-	}
+	closeClient := closeOnce(c)
 	defer closeClient()
 
 	type ack struct {
@@ -235,71 +230,47 @@ func runPatroniVariant(ctx context.Context, o benchOpts, pc *patroniCluster, s f
 	type read struct {
 		start time.Duration
 		max   int64
+		node  string // rwpool's variants: the node that served it
 	}
 	var (
-		writes, reads opLog
-		ids           atomic.Int64
-		mu            sync.Mutex
-		acked         = map[int64]ack{}
-		seen          []read
-		stop          atomic.Bool
-		wg            sync.WaitGroup
-		cur           = make([]atomic.Int64, failoverWriters+failoverReaders)
-		begin         = time.Now()
+		ids   atomic.Int64
+		mu    sync.Mutex
+		acked = map[int64]ack{}
+		seen  []read
+		load  = newMixedLoad(o.faultPace, patroniOpTimeout)
+		begin = load.begin
 	)
 	for w := range failoverWriters {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			paced(&stop, o.faultPace, begin, &cur[w], patroniOpTimeout, func(ctx context.Context) error {
-				id := ids.Add(1)
-				p, err := c.scanInt(ctx, fmt.Sprintf("INSERT INTO %s (id, w) VALUES (%d, %d) RETURNING inet_server_port()", failoverTable, id, w))
-				if err != nil {
-					return err
-				}
-				mu.Lock()
-				acked[id] = ack{time.Since(begin), p}
-				mu.Unlock()
-				return nil
-			}, writes.add)
-		}()
-	}
-	for w := range failoverReaders {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			paced(&stop, o.faultPace, begin, &cur[failoverWriters+w], patroniOpTimeout, func(ctx context.Context) error {
-				start := time.Since(begin)
-				m, err := c.scanInt(ctx, "SELECT COALESCE(MAX(id), 0) FROM "+failoverTable)
-				if err != nil {
-					return err
-				}
-				mu.Lock()
-				seen = append(seen, read{start, m})
-				mu.Unlock()
-				return nil
-			}, reads.add)
-		}()
-	}
-	stopped := false
-	stopLoad := func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		stop.Store(true)
-		done := make(chan struct{})
-		go func() { wg.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(patroniOpTimeout + 20*time.Second):
-			for w := range cur {
-				if cur[w].Load() != 0 {
-					row.stuck++
-				}
+		load.write(func(ctx context.Context) error {
+			id := ids.Add(1)
+			p, err := c.scanInt(ctx, fmt.Sprintf("INSERT INTO %s (id, w) VALUES (%d, %d) RETURNING inet_server_port()", failoverTable, id, w))
+			if err != nil {
+				return err
 			}
-		}
+			mu.Lock()
+			acked[id] = ack{time.Since(begin), p}
+			mu.Unlock()
+			return nil
+		})
 	}
+	for range failoverReaders {
+		load.read(func(ctx context.Context) error {
+			start := time.Since(begin)
+			var route rwpool.Route
+			if v.kind == "rwpool" {
+				ctx = rwpool.WithRoute(ctx, &route)
+			}
+			m, err := c.scanInt(ctx, "SELECT COALESCE(MAX(id), 0) FROM "+failoverTable)
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			seen = append(seen, read{start, m, route.Node})
+			mu.Unlock()
+			return nil
+		})
+	}
+	stopLoad := load.stop
 	defer func() {
 		stopLoad()
 		// Whatever happened: the crashed node started again, every member
@@ -354,39 +325,8 @@ func runPatroniVariant(ctx context.Context, o benchOpts, pc *patroniCluster, s f
 		return row, err
 	}
 
-	ws, werr := writes.snapshot()
-	rs, rerr := reads.snapshot()
-	var window []sample
-	for _, s := range ws {
-		if s.end > stopAt {
-			s.end, s.failed = stopAt, false
-		}
-		window = append(window, s)
-	}
-	row.writeSamples, row.readSamples, row.faultAt, row.stopAt = ws, rs, faultAt, stopAt
-	row.writes, row.reads = len(ws), len(rs)
-	row.normal, row.normalOK = timeToNormal(window, faultAt, stopAt)
+	row.tally(load, faultAt, stopAt, false)
 	newAt := writableAt.Sub(begin)
-	for _, s := range ws {
-		if s.failed {
-			row.failedWrites++
-			if s.start < faultAt {
-				row.failedInFlight++
-			}
-		}
-		row.longest = max(row.longest, s.end-s.start)
-	}
-	for _, s := range rs {
-		if s.failed {
-			row.failedReads++
-		}
-	}
-	if werr != nil {
-		row.firstWriteErr = oneLine(werr.Error())
-	}
-	if rerr != nil {
-		row.firstReadErr = oneLine(rerr.Error())
-	}
 
 	have, dup, err := patroniIDs(ctx, b, newLeader)
 	if err != nil {
@@ -437,8 +377,12 @@ func runPatroniVariant(ctx context.Context, o benchOpts, pc *patroniCluster, s f
 			row.lostReads++
 		}
 		i := sort.Search(len(onLeader), func(i int) bool { return onLeader[i].id > r.max })
-		if o := oldest[i]; o >= 0 && o < r.start && r.start >= newAt {
-			row.stalest = max(row.stalest, r.start-o)
+		if o := oldest[i]; o >= 0 && o < r.start && r.start >= newAt && r.start-o > row.stalest {
+			row.stalest = r.start - o
+			row.stalestWhere = fmt.Sprintf("stalest read %s after the new leader was writable", fmtDur(r.start-newAt))
+			if r.node != "" {
+				row.stalestWhere += ", on " + r.node
+			}
 		}
 	}
 	return row, nil
@@ -529,6 +473,9 @@ func (r *benchReport) patroniTables() []table {
 			var notes []string
 			if f.stuck > 0 {
 				notes = append(notes, fmt.Sprintf("%d operations still stuck when the bench gave up on them", f.stuck))
+			}
+			if f.stalest >= time.Second {
+				notes = append(notes, f.stalestWhere)
 			}
 			if f.firstWriteErr != "" {
 				notes = append(notes, "write: "+shorten(f.firstWriteErr, 80))
