@@ -158,6 +158,7 @@ type node struct {
 	Reports             string    `json:"reports"`
 	RoleMismatch        bool      `json:"role_mismatch"`
 	Rejoining           bool      `json:"rejoining"`
+	Behind              bool      `json:"behind"`
 	StatusError         string    `json:"status_error,omitempty"`
 	FailoverWaits       int64     `json:"failover_waits"`
 	FailoverWaitSeconds float64   `json:"failover_wait_seconds"`
@@ -231,6 +232,7 @@ func fromSnapshot(s rwpool.Snapshot) snapshot {
 			Reports:             n.Reports,
 			RoleMismatch:        n.RoleMismatch(),
 			Rejoining:           n.Rejoining,
+			Behind:              n.Behind,
 			StatusError:         n.StatusError,
 			FailoverWaits:       n.FailoverWaits,
 			FailoverWaitSeconds: n.FailoverWaitDuration.Seconds(),

@@ -76,6 +76,7 @@ type varJSON struct {
 		Reports             string     `json:"reports"`
 		RoleMismatch        bool       `json:"role_mismatch"`
 		Rejoining           bool       `json:"rejoining"`
+		Behind              bool       `json:"behind"`
 		StatusError         string     `json:"status_error"`
 		FailoverWaits       int64      `json:"failover_waits"`
 		FailoverWaitSeconds float64    `json:"failover_wait_seconds"`

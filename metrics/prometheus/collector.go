@@ -95,6 +95,7 @@ type collector struct {
 	balanceLatency                              *prometheus.Desc
 	replicationLag, roleMismatch, lagging       *prometheus.Desc
 	rejoining                                   *prometheus.Desc
+	behind                                      *prometheus.Desc
 	roleSince                                   *prometheus.Desc
 	dials, closed, resets                       *prometheus.Desc
 }
@@ -165,6 +166,7 @@ func newCollector(stats func() (rwpool.Snapshot, error), opts []Option) (*collec
 		balanceLatency:    desc("node_balance_latency_seconds", "What balance=adaptive takes the node's read latency to be (time to first response, recent reads weighing most), in seconds; 0 with balance=weighted and before the node's first read."),
 		replicationLag:    desc("replication_lag_seconds", "Replication lag of the replica behind the primary, in seconds, as last measured (no series until measured, none for the primary)."),
 		roleMismatch:      desc("node_role_mismatch", "1 if the node reports a role its configuration does not expect (a writable replica or a read-only primary), else 0."),
+		behind:            desc("node_behind", "1 while the replica, with no writable primary (a failover under way), has applied less than another available replica and serves no read, else 0."),
 		rejoining:         desc("node_rejoining", "1 while the node, after a promotion rwpool followed, is not yet seen following the new primary and serves no read, else 0."),
 		roleSince:         desc("node_role_since_seconds", "Unix time when the node was given its current role by a promotion (follow_promotion); 0 while it has the DSN's role."),
 		lagging:           desc("node_lagging", "1 while the replica is out of reads because its replication lag exceeds max_lag, else 0."),
@@ -200,7 +202,7 @@ func (c *collector) descs() []*prometheus.Desc {
 		c.causalReads, c.causalWaits, c.causalWaitSeconds, c.causalFallbacks, c.tooStale,
 		c.hedges, c.hedgeWins, c.hedgesRefused,
 		c.available, c.probeLatency, c.balanceLatency,
-		c.replicationLag, c.roleMismatch, c.lagging, c.roleSince, c.rejoining,
+		c.replicationLag, c.roleMismatch, c.lagging, c.roleSince, c.rejoining, c.behind,
 		c.dials, c.closed, c.resets,
 		c.statementDuration, c.failoverWaits, c.failoverWaitSecs,
 	}
@@ -258,6 +260,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		send(c.roleMismatch, gauge, boolFloat(n.RoleMismatch()))
 		send(c.rejoining, gauge, boolFloat(n.Rejoining))
+		send(c.behind, gauge, boolFloat(n.Behind))
 		send(c.roleSince, gauge, unixSeconds(n.RoleSince))
 		send(c.lagging, gauge, boolFloat(n.State == rwpool.Lagging))
 		send(c.dials, counter, float64(n.Dials))

@@ -53,6 +53,7 @@ var metricNames = []string{
 	lagMetric,
 	"rwpool_node_role_mismatch",
 	"rwpool_node_rejoining",
+	"rwpool_node_behind",
 	"rwpool_node_role_since_seconds",
 	"rwpool_node_lagging",
 	"rwpool_connections_dialed_total",
@@ -298,6 +299,11 @@ rwpool_hedges_total{node="replica2",role="replica"} 0
 rwpool_node_available{node="primary",role="primary"} 1
 rwpool_node_available{node="replica1",role="replica"} 1
 rwpool_node_available{node="replica2",role="replica"} 0
+# HELP rwpool_node_behind 1 while the replica, with no writable primary (a failover under way), has applied less than another available replica and serves no read, else 0.
+# TYPE rwpool_node_behind gauge
+rwpool_node_behind{node="primary",role="primary"} 0
+rwpool_node_behind{node="replica1",role="replica"} 0
+rwpool_node_behind{node="replica2",role="replica"} 0
 # HELP rwpool_node_lagging 1 while the replica is out of reads because its replication lag exceeds max_lag, else 0.
 # TYPE rwpool_node_lagging gauge
 rwpool_node_lagging{node="primary",role="primary"} 0
@@ -613,6 +619,11 @@ func TestCollectorReplication(t *testing.T) {
 rwpool_node_available{node="primary",role="primary"} 1
 rwpool_node_available{node="replica1",role="replica"} 0
 rwpool_node_available{node="replica2",role="replica"} 1
+# HELP rwpool_node_behind 1 while the replica, with no writable primary (a failover under way), has applied less than another available replica and serves no read, else 0.
+# TYPE rwpool_node_behind gauge
+rwpool_node_behind{node="primary",role="primary"} 0
+rwpool_node_behind{node="replica1",role="replica"} 0
+rwpool_node_behind{node="replica2",role="replica"} 0
 # HELP rwpool_node_lagging 1 while the replica is out of reads because its replication lag exceeds max_lag, else 0.
 # TYPE rwpool_node_lagging gauge
 rwpool_node_lagging{node="primary",role="primary"} 0
