@@ -121,9 +121,23 @@ func (vc *conn) onPin(ctx context.Context, o ctxOpts, d routing.Decision, write 
 			case out == broken && driverinfo.PoolerNeverSent(err):
 				// A pooler in front of n (PgBouncer) refused the
 				// statement before any server got it: nothing was
-				// applied. Run it again, as after a refused borrow: on
-				// a fresh connection, or, once n has tripped, after
-				// failover_wait's wait for the primary.
+				// applied. Run it again, as after a refused borrow: with
+				// failover_wait, a write first waits for the primary's
+				// next change (its trip, confirmed by the probe this
+				// error asked for, then the promotion or its return;
+				// or, for a refusal that was only a moment's, the next
+				// nudge tick). Run again at once, a pooler refusing
+				// every new connection while its server is dead
+				// ("server login has been failing") used up the
+				// attempts in milliseconds, before the trip, and the
+				// write failed although failover_wait had seconds left
+				// (CI: 13 of them in TestIntegrationFollowPromotion
+				// through PgBouncer with pgx).
+				if write && vc.c.cfg.FailoverWait > 0 {
+					if werr := vc.c.awaitPrimary(ctx, &until, err, true); werr != nil {
+						return afterWait(werr)
+					}
+				}
 				continue
 			case write && out == finished && err != nil && driverinfo.ReadOnly(err):
 				// Nothing was applied: n, the primary when the write was

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/rwpool/rwpool"
 	"github.com/rwpool/rwpool/internal/fakedriver"
@@ -79,4 +80,46 @@ func TestPoolerRefusalIsRunAgain(t *testing.T) {
 			}
 		})
 	}
+}
+
+// poolerUntil is when poolerTimedDriver's primary stops refusing INSERTs
+// (UnixNano).
+var poolerUntil atomic.Int64
+
+var poolerTimedDriver = fakedriver.Register("rwpool-test-pooler-timed", fakedriver.Options{
+	Record: true,
+	Fail: func(dsn, query string) error {
+		if !strings.HasSuffix(dsn, "/p") || !strings.HasPrefix(query, "INSERT") || time.Now().UnixNano() >= poolerUntil.Load() {
+			return nil
+		}
+		return &fakedriver.PostgresError{Code: "08P01", Message: "server login has been failing, try again later (server_login_retry)"}
+	},
+})
+
+// With failover_wait, a write a pooler refused waits for the primary's
+// next change before it runs again, as after a refused borrow. A
+// PgBouncer whose server is dead refuses every new connection ("server
+// login has been failing") until rwpool trips the node; run again at
+// once, the write used up its attempts in milliseconds and failed with
+// seconds of failover_wait left (CI: TestIntegrationFollowPromotion
+// through PgBouncer with pgx). Here the pooler refuses for 400 ms.
+func TestPoolerRefusalWaitsWithFailoverWait(t *testing.T) {
+	name := t.Name()
+	db, err := sql.Open("rwpool", fmt.Sprintf("driver=rwpool-test-pooler-timed;primary=%[1]s/p;replica=%[1]s/r;check_interval=1h;failover_wait=5s", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec("INSERT INTO t VALUES (0)"); err != nil {
+		t.Fatalf("a write before the refusals: %v", err)
+	}
+	poolerUntil.Store(time.Now().Add(400 * time.Millisecond).UnixNano())
+	start := time.Now()
+	if _, err := db.Exec("INSERT INTO t VALUES (1)"); err != nil {
+		t.Fatalf("a write refused by the pooler for 400 ms, with failover_wait=5s, failed after %s: %v", time.Since(start).Round(time.Millisecond), err)
+	}
+	if got := poolerTimedDriver.Node(name + "/p").Count("INSERT"); got != 2 {
+		t.Errorf("the primary applied %d INSERTs, want 2", got)
+	}
+	t.Logf("the write went through %s after the pooler's first refusal", time.Since(start).Round(time.Millisecond))
 }
