@@ -206,7 +206,7 @@ func (c *Connector) followRoles() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	cur := c.primaryNode()
-	if ro, known := cur.health.ReadOnly(); !cur.health.Tripped() && !(known && ro) {
+	if !c.noWritablePrimary() {
 		if f.contested {
 			if claim := c.contestants(cur); len(claim) > 0 {
 				c.setSplit(append([]*node{cur}, claim...))

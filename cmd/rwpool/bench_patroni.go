@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -389,8 +390,7 @@ func runPatroniVariant(ctx context.Context, o benchOpts, pc *patroniCluster, s f
 }
 
 func atoiPort(addr string) int {
-	var p int
-	fmt.Sscan(portOf(addr), &p)
+	p, _ := strconv.Atoi(portOf(addr))
 	return p
 }
 
