@@ -165,40 +165,64 @@ func TestHedgeBudgetOnCluster(t *testing.T) {
 	})
 }
 
-// TestHedgeCostOnHealthyCluster: with hedge_after=50ms and no fault, at
-// most 1.05 statements reach the servers per read issued.
+// TestHedgeCostOnHealthyCluster: with hedge_after=50ms, the default
+// hedge_budget (10%) and no fault, rwpool hedges only reads that went
+// unanswered for hedge_after, and no more than the budget allows.
 //
-// "Healthy" is a property of the machine too: a stall of the shared cores
-// (the CI machine runs the servers beside the tests) makes every read in
-// flight slower than hedge_after, and hedging those is right. So the
-// measurement runs in rounds of 3 s, at most three, and passes on the
-// first round within the bound; every round is logged. An implementation
-// that hedges a read it need not (at once, or at every slow answer beyond
-// the budget) exceeds the bound in every round.
+// The test used to require at most 1.05 statements per read in one of
+// three 3 s rounds. "Healthy" is a property of the machine too: in a CI
+// run every round had a p99 of 150-270 ms (the servers share the two
+// cores with the tests) and 1.075-1.097 statements per read, all hedges
+// of reads that had waited hedge_after, within the budget: rwpool was
+// right and the test failed. So it now judges what holds on any machine:
+//
+//   - hedges <= the reads that took at least hedge_after (a hedge starts
+//     only after a read waited that long, so its caller saw at least that),
+//     plus the 8 readers' reads in flight at the first and last sample;
+//   - hedges <= hedge_budget's share of the reads, plus those 8 and the one
+//     hedge the budget's short windows allow beyond the share.
+//
+// An implementation that hedges a read it need not (at once, or a fast
+// one) breaks the first; one that hedges every slow read beyond the budget
+// breaks the second on a stalled machine, which is when it matters. The
+// statements per read are logged, with the share of slow reads beside
+// them, for the healthy-machine figure.
 func TestHedgeCostOnHealthyCluster(t *testing.T) {
+	const (
+		hedgeAfter = 50 * time.Millisecond
+		share      = 0.10 // hedge_budget's default
+		inFlight   = 8    // hedgeLoad's readers
+	)
 	forEachCluster(t, func(t *testing.T, cl *cluster) {
 		db := cl.open(t, "hedge_after=50ms")
-		var ratios []float64
-		for round := 1; round <= 3; round++ {
-			reads, hedges, res := hedgeLoad(t, db, slowOn(cl, "1", 0), 3*time.Second)
-			var zero time.Time
-			if errs := res.failures(zero, zero); len(errs) > 0 {
-				t.Fatalf("round %d: %d reads failed: %s", round, len(errs), errSummary(errs, 3))
-			}
-			// Stats count from the database's opening: a round's
-			// hedges are those since its first sample.
-			last := len(reads) - 1
-			r, h := reads[last], hedges[last]-hedges[0]
-			if r == 0 {
-				t.Fatalf("round %d: no read in 3 s", round)
-			}
-			ratio := float64(r+h) / float64(r)
-			t.Logf("%s: round %d: %d reads, %d hedges: %.4f statements per read; %s", cl.Name, round, r, h, ratio, res.summary(zero, zero))
-			if ratio <= 1.05 {
-				return
-			}
-			ratios = append(ratios, ratio)
+		stall := meterStalls()
+		reads, hedges, res := hedgeLoad(t, db, slowOn(cl, "1", 0), 5*time.Second)
+		held := stall()
+		var zero time.Time
+		if errs := res.failures(zero, zero); len(errs) > 0 {
+			t.Fatalf("%d reads failed: %s", len(errs), errSummary(errs, 3))
 		}
-		t.Errorf("statements that reached the servers per read, in 3 rounds: %.4f; want at most 1.05 in one", ratios)
+		// Stats count from the database's opening: the load's hedges are
+		// those since its first sample.
+		last := len(reads) - 1
+		r, h := reads[last], hedges[last]-hedges[0]
+		if r == 0 {
+			t.Fatalf("no read in 5 s")
+		}
+		var slow int64
+		for _, c := range res.calls {
+			if c.dur >= hedgeAfter {
+				slow++
+			}
+		}
+		t.Logf("%s: %d reads, %d slower than %s (%.2f%%), %d hedges: %.4f statements per read; goroutines held up at most %s; %s",
+			cl.Name, r, slow, hedgeAfter, 100*float64(slow)/float64(r), h, float64(r+h)/float64(r),
+			held.Round(time.Millisecond), res.summary(zero, zero))
+		if h > slow+inFlight {
+			t.Errorf("%d hedges, but only %d reads waited %s or more: reads were hedged that did not need it", h, slow, hedgeAfter)
+		}
+		if limit := share*float64(r) + inFlight + 1; float64(h) > limit {
+			t.Errorf("%d hedges for %d reads: over the budget's %.0f%% (at most %.0f)", h, r, 100*share, limit)
+		}
 	})
 }
