@@ -147,6 +147,7 @@ func (n *node) observeOn(at time.Time, st replication.Status, ident string, err 
 		n.checkFollowing(st)
 		n.c.followRoles()
 		n.c.markBehind()
+		n.c.markBalancers()
 	}
 	if n.isPrimary() {
 		if !st.Pos.IsZero() {

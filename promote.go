@@ -63,13 +63,14 @@ type follower struct {
 }
 
 // readNode is a picker candidate with follow_promotion: any node that is
-// available, not the primary, and not a demoted primary that does not yet
-// follow the new one.
+// available, not the primary, not yet seen following the primary of a
+// followed promotion (a demoted primary, a replica), and not a balancing
+// endpoint that leads to the server of such a node (balancerbar.go).
 type readNode struct{ n *node }
 
 func (r readNode) Available() bool {
 	n := r.n
-	return n.health.Available() && n != n.c.primaryNode() && n.rejoin.Load() == nil
+	return n.health.Available() && n != n.c.primaryNode() && n.rejoin.Load() == nil && !n.viaBarred.Load()
 }
 
 // isBehind reports whether n is marked behind (markBehind), while the

@@ -80,7 +80,9 @@ type NodeStats struct {
 	// Rejoining: with follow_promotion, the node is not yet seen
 	// following the primary of the last promotion rwpool followed (it has
 	// not applied anything that primary wrote after the promotion), so it
-	// serves no read, whatever its State.
+	// serves no read, whatever its State. A balancing endpoint (several
+	// servers behind one DSN entry) is Rejoining too while it is known to
+	// lead to the server of another node that is.
 	Rejoining bool
 	// Behind: with follow_promotion, while no primary is writable (the
 	// primary is unavailable or reports read-only: a failover under way),
@@ -225,7 +227,7 @@ func (c *Connector) Stats() Snapshot {
 			Position:             n.repl.position().String(),
 			Reports:              reports,
 			StatusError:          statusErr,
-			Rejoining:            n.rejoin.Load() != nil,
+			Rejoining:            n.rejoin.Load() != nil || n.viaBarred.Load(),
 			Behind:               n.isBehind(),
 		}
 		s.Nodes[i].BalanceLatency = n.meter.Estimate()
