@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -141,7 +140,10 @@ func runPatroni(t *testing.T, pc *testcluster.Patroni, switchover bool, wait tim
 	})
 	soak(time.Second)
 
-	watch := watchLeader(t, cl, addrs, oldAddr)
+	watch, err := testcluster.WatchLeader(cl.Backend, addrs, oldAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
 	tFault := time.Now()
 	if switchover {
 		mustPatroni(t, "switchover")
@@ -149,11 +151,14 @@ func runPatroni(t *testing.T, pc *testcluster.Patroni, switchover bool, wait tim
 		mustPatroni(t, "kill-node", testcluster.Port(oldAddr))
 	}
 	tKilled := time.Now()
-	newAddr, tWritable := watch.newLeader(t, 40*time.Second)
+	newAddr, tWritable, err := watch.NewLeader(t.Context(), 40*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
 	// The old leader took no more writes from tDown on: when a poll first
 	// saw it down or in recovery, or once the kill returned (the
 	// processes died somewhere in [tFault, tKilled]).
-	tDown := watch.oldDown()
+	tDown := watch.OldDown()
 	if !switchover && (tDown.IsZero() || tKilled.Before(tDown)) {
 		tDown = tKilled
 	}
@@ -176,100 +181,11 @@ func runPatroni(t *testing.T, pc *testcluster.Patroni, switchover bool, wait tim
 	servesReadsAgain(t, db, oldIdx, "the old leader, now a standby of "+newAddr)
 	soak(time.Second)
 	wr, rr := writers.stop(), readers.stop()
-	watch.stop()
+	watch.Stop()
 
 	f := patroniFigures{switchover: switchover, wait: wait, oldPort: testcluster.Port(oldAddr), newPort: testcluster.Port(newAddr),
 		tFault: tFault, tDown: tDown, tWritable: tWritable, wr: wr, rr: rr, lg: lg}
 	f.check(t, idsOn(t, cl, newAddr, "SELECT id FROM "+table), idsOn(t, cl, newAddr, "SELECT id FROM "+table+" GROUP BY id HAVING count(*) > 1"))
-}
-
-// leaderWatch polls every node through the bare driver, every 20 ms, for
-// when the old leader stops taking writes and another node starts to.
-type leaderWatch struct {
-	cancel context.CancelFunc
-	done   chan struct{}
-
-	mu       sync.Mutex
-	down     time.Time // first poll the old leader failed or answered in recovery
-	writable time.Time // first poll another node answered writable
-	leader   string
-}
-
-func watchLeader(t *testing.T, cl *cluster, addrs []string, old string) *leaderWatch {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	w := &leaderWatch{cancel: cancel, done: make(chan struct{})}
-	dbs := make([]*sql.DB, len(addrs))
-	for i, a := range addrs {
-		db, err := sql.Open(cl.Driver, cl.NodeDSN(a))
-		if err != nil {
-			t.Fatal(err)
-		}
-		db.SetMaxOpenConns(1)
-		dbs[i] = db
-	}
-	go func() {
-		defer close(w.done)
-		defer func() {
-			for _, db := range dbs {
-				db.Close()
-			}
-		}()
-		tick := time.NewTicker(20 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			for i, a := range addrs {
-				qctx, qcancel := context.WithTimeout(ctx, 300*time.Millisecond)
-				var inRecovery bool
-				err := dbs[i].QueryRowContext(qctx, "SELECT pg_is_in_recovery()").Scan(&inRecovery)
-				qcancel()
-				if ctx.Err() != nil {
-					return
-				}
-				at := time.Now()
-				w.mu.Lock()
-				switch {
-				case a == old && (err != nil || inRecovery) && w.down.IsZero():
-					w.down = at
-				case a != old && err == nil && !inRecovery && w.writable.IsZero():
-					w.writable, w.leader = at, a
-				}
-				w.mu.Unlock()
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	return w
-}
-
-func (w *leaderWatch) newLeader(t *testing.T, timeout time.Duration) (string, time.Time) {
-	t.Helper()
-	var addr string
-	var at time.Time
-	if _, ok := poll(timeout, func() bool {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		addr, at = w.leader, w.writable
-		return addr != ""
-	}); !ok {
-		t.Fatalf("no other node became writable within %s", timeout)
-	}
-	return addr, at
-}
-
-func (w *leaderWatch) oldDown() time.Time {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.down
-}
-
-func (w *leaderWatch) stop() {
-	w.cancel()
-	<-w.done
 }
 
 // patroniFigures are a Patroni scenario's measurements.
@@ -364,42 +280,23 @@ func (f patroniFigures) check(t *testing.T, have, dup []int64) {
 	}
 }
 
-// staleness returns how stale the reads were: a read that started at r
-// and saw ids up to m missed every write on the leader with a greater id
-// acknowledged before r; its staleness is r minus the oldest such
-// acknowledgement (the age of the oldest write it missed, the strictest
-// reading of "how far behind"). It returns the largest over all reads,
-// over the reads that started once the new leader was writable, and how
-// many reads that started after the old leader was down saw an id the
-// new leader does not have (a row the crash lost). max(id) is a lower
-// bound: a read may also miss a smaller id acknowledged later.
+// staleness measures the reads (testcluster.Staleness): the stalest of
+// all, and of those that began after the new leader was writable (and
+// that read), and how many reads after the old leader was down saw a row
+// the new leader lacks.
 func (f patroniFigures) staleness(onLeader map[int64]bool) (all, after time.Duration, stalest patroniRead, lostReads int) {
-	type ack struct {
-		id int64
-		at time.Time
-	}
-	var acks []ack
+	var acks []testcluster.Ack
 	for id, w := range f.lg.writes {
 		if onLeader[id] {
-			acks = append(acks, ack{id, w.acked})
+			acks = append(acks, testcluster.Ack{ID: id, At: w.acked.Sub(f.tFault)})
 		}
 	}
-	sort.Slice(acks, func(i, j int) bool { return acks[i].id < acks[j].id })
-	// oldest[i]: the earliest acknowledgement among acks[i:].
-	oldest := make([]time.Time, len(acks)+1)
-	for i := len(acks) - 1; i >= 0; i-- {
-		oldest[i] = acks[i].at
-		if next := oldest[i+1]; !next.IsZero() && next.Before(oldest[i]) {
-			oldest[i] = next
-		}
-	}
+	s := testcluster.NewStaleness(acks)
 	for _, r := range f.lg.reads {
 		if r.max > 0 && !onLeader[r.max] && r.start.After(f.tDown) {
 			lostReads++
 		}
-		i := sort.Search(len(acks), func(i int) bool { return acks[i].id > r.max })
-		if o := oldest[i]; !o.IsZero() && o.Before(r.start) {
-			d := r.start.Sub(o)
+		if d, ok := s.Of(r.start.Sub(f.tFault), r.max); ok {
 			all = max(all, d)
 			if r.start.After(f.tWritable) && d > after {
 				after, stalest = d, r

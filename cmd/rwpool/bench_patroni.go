@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -284,6 +283,14 @@ func runPatroniVariant(ctx context.Context, o benchOpts, pc *patroniCluster, s f
 	if !sleepCtx(ctx, o.faultSteady) {
 		return row, ctx.Err()
 	}
+	// The new leader: the first other member seen writable, polled every
+	// 20 ms through the bare driver (testcluster.LeaderWatch, as the
+	// Patroni fault tests time it).
+	watch, err := testcluster.WatchLeader(b, append([]string{old}, b.Replicas...), old)
+	if err != nil {
+		return row, err
+	}
+	defer watch.Stop()
 	cmdAt := time.Since(begin)
 	faultDone := make(chan error, 1)
 	go func() {
@@ -295,12 +302,11 @@ func runPatroniVariant(ctx context.Context, o benchOpts, pc *patroniCluster, s f
 		_, err := pc.run(ctx, "kill-node", port)
 		faultDone <- err
 	}()
-	// The new leader: the first other member seen writable, polled every
-	// 20 ms through the bare driver.
-	newLeader, writableAt, err := pollNewLeader(ctx, b, old, 60*time.Second)
+	newLeader, writableAt, err := watch.NewLeader(ctx, 60*time.Second)
 	if err != nil {
-		return row, err
+		return row, fmt.Errorf("members but %s: %w", old, err)
 	}
+	watch.Stop()
 	if err := <-faultDone; err != nil {
 		return row, err
 	}
@@ -337,11 +343,7 @@ func runPatroniVariant(ctx context.Context, o benchOpts, pc *patroniCluster, s f
 	mu.Lock()
 	defer mu.Unlock()
 	newPort, oldPort := int64(atoiPort(newLeader)), int64(atoiPort(old))
-	type kept struct {
-		id int64
-		at time.Duration
-	}
-	var onLeader []kept
+	var onLeader []testcluster.Ack
 	for id, a := range acked {
 		switch {
 		case !have[id]:
@@ -350,7 +352,7 @@ func runPatroniVariant(ctx context.Context, o benchOpts, pc *patroniCluster, s f
 				row.lostBeforeFault++ // acknowledged by the old leader, never replicated
 			}
 		default:
-			onLeader = append(onLeader, kept{id, a.at})
+			onLeader = append(onLeader, testcluster.Ack{ID: id, At: a.at})
 		}
 		switch {
 		case a.port == newPort && a.at >= newAt:
@@ -364,22 +366,13 @@ func runPatroniVariant(ctx context.Context, o benchOpts, pc *patroniCluster, s f
 	// The stalest read after the new leader was writable: the age of the
 	// oldest write on the leader acknowledged before the read began and
 	// missing from what it saw (ids above its max).
-	sort.Slice(onLeader, func(i, j int) bool { return onLeader[i].id < onLeader[j].id })
-	oldest := make([]time.Duration, len(onLeader)+1)
-	oldest[len(onLeader)] = -1
-	for i := len(onLeader) - 1; i >= 0; i-- {
-		oldest[i] = onLeader[i].at
-		if n := oldest[i+1]; n >= 0 && n < oldest[i] {
-			oldest[i] = n
-		}
-	}
+	stale := testcluster.NewStaleness(onLeader)
 	for _, r := range seen {
 		if r.max > 0 && !have[r.max] && r.start >= faultAt {
 			row.lostReads++
 		}
-		i := sort.Search(len(onLeader), func(i int) bool { return onLeader[i].id > r.max })
-		if o := oldest[i]; o >= 0 && o < r.start && r.start >= newAt && r.start-o > row.stalest {
-			row.stalest = r.start - o
+		if d, ok := stale.Of(r.start, r.max); ok && r.start >= newAt && d > row.stalest {
+			row.stalest = d
 			row.stalestWhere = fmt.Sprintf("stalest read %s after the new leader was writable", fmtDur(r.start-newAt))
 			if r.node != "" {
 				row.stalestWhere += ", on " + r.node
@@ -392,38 +385,6 @@ func runPatroniVariant(ctx context.Context, o benchOpts, pc *patroniCluster, s f
 func atoiPort(addr string) int {
 	p, _ := strconv.Atoi(portOf(addr))
 	return p
-}
-
-// pollNewLeader polls every member but old, every 20 ms, until one
-// answers writable, and returns it and when it was seen so.
-func pollNewLeader(ctx context.Context, b *testcluster.Backend, old string, timeout time.Duration) (string, time.Time, error) {
-	var dbs []*sql.DB
-	var addrs []string
-	for _, a := range b.Replicas {
-		db, err := sql.Open(b.Driver, b.NodeDSN(a))
-		if err != nil {
-			return "", time.Time{}, err
-		}
-		db.SetMaxOpenConns(1)
-		defer db.Close()
-		dbs, addrs = append(dbs, db), append(addrs, a)
-	}
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		for i, db := range dbs {
-			qctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
-			var rec bool
-			err := db.QueryRowContext(qctx, "SELECT pg_is_in_recovery()").Scan(&rec)
-			cancel()
-			if err == nil && !rec {
-				return addrs[i], time.Now(), nil
-			}
-		}
-		if !sleepCtx(ctx, 20*time.Millisecond) {
-			return "", time.Time{}, ctx.Err()
-		}
-	}
-	return "", time.Time{}, fmt.Errorf("no member but %s became writable within %s", old, timeout)
 }
 
 // patroniIDs reads the ids of the table on the leader, and how many are
