@@ -1,5 +1,7 @@
 package rwpool
 
+import "time"
+
 // A followed promotion bars every node but the new primary from reads
 // until it is seen following the new primary (followBar, checkFollowing).
 // The bar is a server's, not a DSN entry's: a balancing endpoint (a
@@ -33,7 +35,7 @@ func (c *Connector) markBalancers() {
 	var barred map[string]bool
 	cur := c.primaryNode()
 	for _, n := range c.nodes {
-		if n == cur || n.rejoin.Load() == nil || n.endpoint.balancing() {
+		if n == cur || n.rejoin.Load() == nil || n.endpoint.balancing() || n.downSinceTrip() {
 			continue
 		}
 		for _, s := range n.endpoint.knownServers() {
@@ -65,6 +67,32 @@ func (c *Connector) markBalancers() {
 		}
 	}
 }
+
+// downSinceTrip reports whether n has been unavailable, without
+// answering a status read since it was tripped, for barGone at least: its
+// server is down, and a balancer cannot reach it either. Barred, it then
+// bars no balancing endpoint until the status read of the probe that
+// finds it back (status marks the endpoints again at once, before the
+// breaker lets anything read from the node). Barring through a dead
+// server kept a balancing endpoint out of reads for as long as the server
+// stayed dead: a crashed old primary gone for hours (found by review).
+// The price is a window when it comes back after barGone: from its
+// restart to its first probe (DownInterval, at most check_interval), a
+// read through the balancer may reach it. Before barGone, the bar holds:
+// a crashed MariaDB primary restarted at once, writable on its own
+// history, is the case the bar is for (TestSimulation restarts one 0.6 s
+// after the crash).
+func (n *node) downSinceTrip() bool {
+	if !n.health.Tripped() {
+		return false
+	}
+	since := n.health.Since()
+	return n.statusAt.Load() < since.UnixNano() && time.Since(since) >= n.c.barGone
+}
+
+// barGoneAfter is how long a barred node must be down before its server
+// stops barring balancing endpoints (downSinceTrip).
+const barGoneAfter = time.Minute
 
 // knownServers returns the servers known behind the endpoint (IdentityServer
 // form).

@@ -50,6 +50,7 @@ type Connector struct {
 	history     replication.History    // the primary's recent positions, for replica lag
 	fresh       freshPrimary           // the primary's newest position and when it was asked (staleness.go)
 	clusterID   atomic.Pointer[uint32] // the cluster's token tag, once read (token.go)
+	barGone     time.Duration          // barGoneAfter; shorter in tests (balancerbar.go)
 
 	logger    atomic.Pointer[slog.Logger]
 	handler   atomic.Pointer[func(Event)]
@@ -107,7 +108,7 @@ func NewConnector(cfg *dsn.Config, opts ...Option) (*Connector, error) {
 	}
 	c := &Connector{cfg: cp, dialect: routing.DialectOf(cp.Driver), stop: make(chan struct{}),
 		watch: needsWatch(cp.Driver), cheapCtx: driverinfo.TiesContextCheaply(cp.Driver),
-		safeBadConn: driverinfo.SafeBadConn(cp.Driver)}
+		safeBadConn: driverinfo.SafeBadConn(cp.Driver), barGone: barGoneAfter}
 	c.drv = &Driver{c: c}
 	// Only MySQL and MariaDB have statements that read the previous
 	// statement's diagnostics (routing.Previous); PostgreSQL has none at

@@ -249,6 +249,13 @@ func (e *endpointSeen) recordLocked(server string) (unknown bool, moved int) {
 	adopt := e.adopt
 	e.adopt = false
 	switch {
+	case adopt && !e.servers[server] && len(e.servers) > 1:
+		// A balancing endpoint back from an outage that reaches a server
+		// it had not met: one more behind the balancer. Forgetting the
+		// others would forget a server that a node barred from reads
+		// leads to (balancerbar.go) while the balancer still does.
+		e.servers[server] = true
+		e.known, e.run, e.runLen = 1, nil, 0
 	case e.servers == nil || adopt && !e.servers[server]:
 		// A first server, or a new one after an outage: what the
 		// endpoint leads to is learnt anew (learnEndpoint).

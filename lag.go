@@ -131,6 +131,7 @@ func (n *node) observeOn(at time.Time, st replication.Status, ident string, err 
 		return
 	}
 	n.repl.statusErr.Store(nil)
+	n.statusAt.Store(time.Now().UnixNano())
 	// The position first: a node seen writable (and so perhaps promoted,
 	// promote.go) has its position known.
 	n.repl.advance(st.Pos)
@@ -146,8 +147,8 @@ func (n *node) observeOn(at time.Time, st replication.Status, ident string, err 
 	if n.c.cfg.FollowPromotion {
 		n.checkFollowing(st)
 		n.c.followRoles()
+		n.c.markBalancers() // before markBehind: a node viaBarred marks no other behind
 		n.c.markBehind()
-		n.c.markBalancers()
 	}
 	if n.isPrimary() {
 		if !st.Pos.IsZero() {

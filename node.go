@@ -44,6 +44,7 @@ type node struct {
 	unfollowed atomic.Bool               // a demoted primary not yet seen read-only since: it claims no promotion (checkFollowing)
 	rejoin     atomic.Pointer[followBar] // set at a followed promotion until the node is seen following: no reads
 	viaBarred  atomic.Bool               // a balancing endpoint known to lead to the server of a node with a rejoin bar: no reads (balancerbar.go)
+	statusAt   atomic.Int64              // UnixNano of the last status read that succeeded (downSinceTrip)
 	roleSince  atomic.Int64              // UnixNano of the last role change; 0: the DSN's role
 	repl       replState                 // role, position and lag as last read
 

@@ -133,6 +133,13 @@ func (n *node) status(conn driver.Conn, dialled bool) (keep bool) {
 		n.sameServer(r.ident, true)
 		n.confirmMove()
 		n.learnEndpoint()
+		if n.c.cfg.FollowPromotion {
+			// The servers just learnt may be a barred node's own (its
+			// first identity read: a crashed primary back), or lead a
+			// balancing endpoint to one: mark now, not at the next
+			// status read of some node (observeOn ran before them).
+			n.c.markBalancers()
+		}
 	}
 	return true
 }

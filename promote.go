@@ -143,7 +143,7 @@ func (c *Connector) markBehind() {
 		}
 		var cs []cand
 		for _, n := range c.nodes {
-			if n == cur || !n.health.Available() || n.rejoin.Load() != nil {
+			if n == cur || !n.health.Available() || n.rejoin.Load() != nil || n.viaBarred.Load() {
 				continue
 			}
 			if p := n.repl.position().OnTimeline(0); !p.IsZero() {
@@ -471,6 +471,9 @@ type followBar struct {
 	// that much, and more than the new primary has, on the old history.
 	basis replication.Position
 	based bool
+	// target: the first position of the new primary known beyond basis
+	// (checkFollowing); zero until then.
+	target replication.Position
 }
 
 // checkFollowing lets a node serve reads again after a followed
@@ -519,8 +522,24 @@ func (n *node) checkFollowing(st replication.Status) {
 		n.rejoin.CompareAndSwap(bar, &followBar{basis: basis, based: true})
 		return
 	}
-	q := n.c.primaryNode().repl.position()
-	if q.IsZero() || bar.basis.Covers(q) || !st.Pos.Covers(q) || !st.Pos.SameSources(q) {
+	// The target is the first position of the new primary known beyond
+	// the basis, kept: the primary's latest moves on with every write,
+	// and a replica steadily further behind than the primary's position
+	// is fresh never covered it (barred for good, and every balancing
+	// endpoint leading to it with it: markBalancers).
+	q := bar.target
+	if q.IsZero() {
+		q = n.c.primaryNode().repl.position()
+		if q.IsZero() || bar.basis.Covers(q) {
+			return
+		}
+		nb := &followBar{basis: bar.basis, based: true, target: q}
+		if !n.rejoin.CompareAndSwap(bar, nb) {
+			return
+		}
+		bar = nb
+	}
+	if !st.Pos.Covers(q) || !st.Pos.SameSources(q) {
 		return
 	}
 	n.rejoin.CompareAndSwap(bar, nil)
