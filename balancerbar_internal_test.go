@@ -34,18 +34,10 @@ func TestBalancingEndpointBarredWithItsServers(t *testing.T) {
 	}
 	t.Cleanup(func() { c.Close() })
 	p, r1, r2, rr := c.nodes[0], c.nodes[1], c.nodes[2], c.nodes[3]
-	servers := func(n *node, ss ...string) {
-		n.endpoint.mu.Lock()
-		defer n.endpoint.mu.Unlock()
-		n.endpoint.servers = map[string]bool{}
-		for _, s := range ss {
-			n.endpoint.servers[s] = true
-		}
-	}
-	servers(p, "s0")
-	servers(r1, "s1")
-	servers(r2, "s2")
-	servers(rr, "s1", "s2", "s3")
+	setServers(p, "s0")
+	setServers(r1, "s1")
+	setServers(r2, "s2")
+	setServers(rr, "s1", "s2", "s3")
 	serves := func(n *node) bool { return readNode{n}.Available() }
 	rejoining := func(name string) bool {
 		for _, ns := range c.Stats().Nodes {
@@ -80,7 +72,7 @@ func TestBalancingEndpointBarredWithItsServers(t *testing.T) {
 	}
 	// A node barred whose server is the primary's (two DSN entries that
 	// lead to one server) bars nothing: the primary's server is current.
-	servers(r2, "s0")
+	setServers(r2, "s0")
 	r2.rejoin.Store(&followBar{})
 	rr.endpoint.mu.Lock()
 	rr.endpoint.servers["s0"] = true
@@ -88,5 +80,15 @@ func TestBalancingEndpointBarredWithItsServers(t *testing.T) {
 	c.markBalancers()
 	if !serves(rr) {
 		t.Error("rr barred for a server that is the primary's")
+	}
+}
+
+// setServers makes ss the servers known behind n's endpoint.
+func setServers(n *node, ss ...string) {
+	n.endpoint.mu.Lock()
+	defer n.endpoint.mu.Unlock()
+	n.endpoint.servers = map[string]bool{}
+	for _, s := range ss {
+		n.endpoint.servers[s] = true
 	}
 }

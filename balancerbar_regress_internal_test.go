@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/rwpool/rwpool/dsn"
-	"github.com/rwpool/rwpool/internal/breaker"
 	"github.com/rwpool/rwpool/internal/fakedriver"
 )
 
@@ -50,24 +49,12 @@ func newBBRig(t *testing.T, servers map[string]string, primary string, replicas 
 	for _, n := range c.nodes {
 		rig.byN[n.cfg.Name] = n
 	}
-	t.Cleanup(func() {
-		for _, conn := range rig.conns {
-			if conn != nil {
-				conn.Close()
-			}
-		}
-		c.Close()
-	})
+	t.Cleanup(func() { closeByHand(c, rig.conns) })
 	return rig
 }
 
 // check runs one round of n's health checker.
-func (r *bbRig) check(n *node) {
-	conn := r.conns[n]
-	hc := breaker.Checker{Node: n.health, Probe: func(fresh bool) (time.Duration, error) { return n.probe(&conn, fresh) }}
-	hc.Check()
-	r.conns[n] = conn
-}
+func (r *bbRig) check(n *node) { checkByHand(r.conns, n) }
 
 func (r *bbRig) checkAll() {
 	for _, n := range r.c.nodes {
@@ -112,12 +99,7 @@ func TestBalancingEndpointFreedWhenBarredNodeStaysDead(t *testing.T) {
 	})
 	c := rig.c
 	p, r1, r2, r3, rr := rig.byN["primary"], rig.byN["replica1"], rig.byN["replica2"], rig.byN["replica3"], rig.byN["replica4"]
-	for range 3 {
-		rig.checkAll()
-	}
-	if !rr.endpoint.balancing() {
-		t.Fatal("rr not learnt as balancing")
-	}
+	rig.learnBalancing(rr)
 	if !serves(rr) {
 		t.Fatal("rr serves no read before any fault")
 	}
@@ -202,12 +184,7 @@ func TestBalancingEndpointNotMarkedAtTheProbeThatFindsTheBarredServer(t *testing
 	})
 	c := rig.c
 	p, r1, r2, rr := rig.byN["primary"], rig.byN["replica1"], rig.byN["replica2"], rig.byN["replica3"]
-	for range 3 {
-		rig.checkAll()
-	}
-	if !rr.endpoint.balancing() {
-		t.Fatal("rr not learnt as balancing")
-	}
+	rig.learnBalancing(rr)
 	// The primary crashes; s1 is promoted.
 	endpointFake.Node("rbC-p").SetDown(true)
 	pDown.Store(true)
@@ -265,12 +242,7 @@ func TestBalancingEndpointBarredByLaggingReplica(t *testing.T) {
 	endpointFake.SetEndpoint("rbD-rr", func(dial int64) string { return []string{"rbD-r2", "rbD-r3"}[dial%2] })
 	c := rig.c
 	p, r1, r2, r3, rr := rig.byN["primary"], rig.byN["replica1"], rig.byN["replica2"], rig.byN["replica3"], rig.byN["replica4"]
-	for range 3 {
-		rig.checkAll()
-	}
-	if !rr.endpoint.balancing() {
-		t.Fatal("rr not learnt as balancing")
-	}
+	rig.learnBalancing(rr)
 	endpointFake.Node("rbD-p").SetDown(true)
 	rig.check(p)
 	lsn := uint64(0x2000)
@@ -332,12 +304,7 @@ func TestBalancingEndpointForgetsBarredServerOnAdopt(t *testing.T) {
 	})
 	c := rig.c
 	p, r1, r2, r3, rr := rig.byN["primary"], rig.byN["replica1"], rig.byN["replica2"], rig.byN["replica3"], rig.byN["replica4"]
-	for range 3 {
-		rig.checkAll()
-	}
-	if !rr.endpoint.balancing() {
-		t.Fatal("rr not learnt as balancing")
-	}
+	rig.learnBalancing(rr)
 	// rr's probe connection ends up on s3 (a fresh dial that reached it).
 	set("rbE-r3")
 	rr.refreshProbe.Store(true)
@@ -411,19 +378,11 @@ func TestBehindOverViaBarredEndpoint(t *testing.T) {
 	}, "rbF-p", "rbF-r1", "rbF-r2", "rbF-r3", "rbF-rr")
 	c := rig.c
 	p, r1, r2, r3, rr := rig.byN["primary"], rig.byN["replica1"], rig.byN["replica2"], rig.byN["replica3"], rig.byN["replica4"]
-	servers := func(n *node, ss ...string) {
-		n.endpoint.mu.Lock()
-		defer n.endpoint.mu.Unlock()
-		n.endpoint.servers = map[string]bool{}
-		for _, s := range ss {
-			n.endpoint.servers[s] = true
-		}
-	}
-	servers(p, "s0")
-	servers(r1, "s1")
-	servers(r2, "s2")
-	servers(r3, "s3")
-	servers(rr, "s2", "s3")
+	setServers(p, "s0")
+	setServers(r1, "s1")
+	setServers(r2, "s2")
+	setServers(r3, "s3")
+	setServers(rr, "s2", "s3")
 	c.promote(p, r1) // a followed crash failover to s1
 	p.health.Trip(fmt.Errorf("probe: connection refused"))
 	for _, n := range []*node{r2, rr} {
@@ -449,5 +408,17 @@ func TestBehindOverViaBarredEndpoint(t *testing.T) {
 	t.Logf("s2 serves %v, behind %v; rr serves %v; a read goes to %s (%q, %v)", serves(r2), r2.isBehind(), serves(rr), name, why, err)
 	if err != nil || n == c.primaryNode() {
 		t.Errorf("no replica serves during the failover: s2 is marked behind rr, which serves no read itself (viaBarred); the read goes to %s (%q, err %v)", name, why, err)
+	}
+}
+
+// learnBalancing runs three rounds of probes, in which rr's endpoint must
+// be learnt as balancing.
+func (r *bbRig) learnBalancing(rr *node) {
+	r.t.Helper()
+	for range 3 {
+		r.checkAll()
+	}
+	if !rr.endpoint.balancing() {
+		r.t.Fatal("rr not learnt as balancing")
 	}
 }

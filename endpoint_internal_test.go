@@ -72,25 +72,34 @@ func newEndpointRig(t *testing.T, p, r string, idents map[string]string, primari
 		t.Fatal(err)
 	}
 	rig.c = c
-	t.Cleanup(func() {
-		for _, conn := range rig.conns {
-			if conn != nil {
-				conn.Close()
-			}
-		}
-		c.Close()
-	})
+	t.Cleanup(func() { closeByHand(c, rig.conns) })
 	return rig
+}
+
+// checkByHand runs one round of n's health checker (breaker.Checker.Check)
+// on its own probe connection, kept in conns between rounds.
+func checkByHand(conns map[*node]driver.Conn, n *node) {
+	conn := conns[n]
+	hc := breaker.Checker{Node: n.health, Probe: func(fresh bool) (time.Duration, error) { return n.probe(&conn, fresh) }}
+	hc.Check()
+	conns[n] = conn
+}
+
+// closeByHand closes the probe connections of checkByHand, then c.
+func closeByHand(c *Connector, conns map[*node]driver.Conn) {
+	for _, conn := range conns {
+		if conn != nil {
+			conn.Close()
+		}
+	}
+	c.Close()
 }
 
 // check runs one round of n's health checker (breaker.Checker.Check) on
 // its own probe connection.
 func (r *endpointRig) check(n *node) {
 	r.t.Helper()
-	conn := r.conns[n]
-	hc := breaker.Checker{Node: n.health, Probe: func(fresh bool) (time.Duration, error) { return n.probe(&conn, fresh) }}
-	hc.Check()
-	r.conns[n] = conn
+	checkByHand(r.conns, n)
 	if n.health.Tripped() {
 		r.t.Fatalf("node %s tripped: %v", n.cfg.Name, n.health.LastError())
 	}
