@@ -25,9 +25,11 @@ import "time"
 // markBalancers marks every balancing endpoint known to lead to the
 // server of a node barred from reads (its rejoin bar), other than the
 // primary's: such an endpoint serves no read (readNode) until the next
-// status read finds none. Called after every status read with
-// follow_promotion, under nothing: it takes follow.mu, so that the marks of
-// status reads that end together are computed whole, one after the other.
+// status read finds none. Called with follow_promotion after every status
+// read, and again once the probe has recorded the identity it read (a
+// server just learnt may be a barred node's own), with no lock held: it
+// takes follow.mu, so that the marks of status reads that end together
+// are computed whole, one after the other.
 func (c *Connector) markBalancers() {
 	f := &c.follow
 	f.mu.Lock()
