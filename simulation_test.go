@@ -331,7 +331,8 @@ type simResult struct {
 var simKnownOpen = map[string]string{
 	"false-move": "1 of 1,025 strict runs (2026-12-06): a replica endpoint balancing at random over two servers, never " +
 		"moved, reported moved after 11 fresh dials in a row reached one server, so its known servers had shrunk to the " +
-		"other before; how is not found (its shrunk plan did not fail again); seed 2575348304306272781",
+		"other before; how is not found (its shrunk plan did not fail again); seed 2575348304306272781. Another cause, the " +
+		"fence and a run of fresh dials reporting one move twice, is fixed (testdata/simulation/false-move-fence-and-dial-run.json)",
 	"token-read": "2 of 1,025 strict runs (2026-12-06), PostgreSQL without follow_promotion: a switchover behind the " +
 		"primary's endpoint and back, a token taken through the *sql.DB that had seen the move back, resumed through one " +
 		"whose pool still reached the demoted server (its fence found the move 2 ms later): the read, on that primary's " +
