@@ -136,14 +136,13 @@ func (c *Connector) markBehind() {
 	defer f.mu.Unlock()
 	var set *behindSet
 	if c.noWritablePrimary() {
-		cur := c.primaryNode()
 		type cand struct {
 			n *node
 			p replication.Position
 		}
 		var cs []cand
 		for _, n := range c.nodes {
-			if n == cur || !n.health.Available() || n.rejoin.Load() != nil || n.viaBarred.Load() {
+			if !(readNode{n}).Available() { // the candidates a read may go to: no primary, none barred
 				continue
 			}
 			if p := n.repl.position().OnTimeline(0); !p.IsZero() {
