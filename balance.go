@@ -29,8 +29,6 @@ func (c *Connector) newPicker(cs []pick.Candidate, readers []*node) *pick.Picker
 	for i, n := range readers {
 		ms[i] = &n.meter
 	}
-	c.adaptive = true
-	c.clock = balance.Clock(time.Now())
 	return pick.NewAdaptive(cs, pick.Adaptive{Meters: ms, Now: c.clock})
 }
 

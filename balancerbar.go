@@ -36,7 +36,7 @@ func (c *Connector) markBalancers() {
 	defer f.mu.Unlock()
 	var barred map[string]bool
 	cur := c.primaryNode()
-	for _, n := range c.nodes {
+	for _, n := range c.topo().nodes {
 		if n == cur || n.rejoin.Load() == nil || n.endpoint.balancing() || n.downSinceTrip() {
 			continue
 		}
@@ -54,7 +54,7 @@ func (c *Connector) markBalancers() {
 			delete(barred, s)
 		}
 	}
-	for _, n := range c.nodes {
+	for _, n := range c.topo().nodes {
 		mark := false
 		if barred != nil && n.endpoint.balancing() {
 			for _, s := range n.endpoint.knownServers() {

@@ -33,7 +33,7 @@ func TestBalancingEndpointBarredWithItsServers(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	p, r1, r2, rr := c.nodes[0], c.nodes[1], c.nodes[2], c.nodes[3]
+	p, r1, r2, rr := c.topo().nodes[0], c.topo().nodes[1], c.topo().nodes[2], c.topo().nodes[3]
 	setServers(p, "s0")
 	setServers(r1, "s1")
 	setServers(r2, "s2")

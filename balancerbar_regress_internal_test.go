@@ -46,7 +46,7 @@ func newBBRig(t *testing.T, servers map[string]string, primary string, replicas 
 		t.Fatal(err)
 	}
 	rig := &bbRig{t: t, c: c, conns: map[*node]driver.Conn{}, byN: map[string]*node{}}
-	for _, n := range c.nodes {
+	for _, n := range c.topo().nodes {
 		rig.byN[n.cfg.Name] = n
 	}
 	t.Cleanup(func() { closeByHand(c, rig.conns) })
@@ -57,7 +57,7 @@ func newBBRig(t *testing.T, servers map[string]string, primary string, replicas 
 func (r *bbRig) check(n *node) { checkByHand(r.conns, n) }
 
 func (r *bbRig) checkAll() {
-	for _, n := range r.c.nodes {
+	for _, n := range r.c.topo().nodes {
 		r.check(n)
 	}
 }

@@ -56,11 +56,11 @@ func reviewLSN(t *testing.T, lsn uint64) *replication.Position {
 func TestBehindMarkBehindConcurrentCalls(t *testing.T) {
 	const k = 12
 	c := behindRig(t, k)
-	p, prev, adv := c.nodes[0], c.nodes[1], c.nodes[k]
+	p, prev, adv := c.topo().nodes[0], c.topo().nodes[1], c.topo().nodes[k]
 	p.health.Trip(errors.New("probe: connection refused"))
 	lo, mid, hi := reviewLSN(t, 0x1000), reviewLSN(t, 0x1800), reviewLSN(t, 0x2000)
 	for i := 0; i < 20000; i++ {
-		for _, n := range c.nodes[1:] {
+		for _, n := range c.topo().nodes[1:] {
 			n.repl.pos.Store(lo)
 		}
 		prev.repl.pos.Store(mid)
@@ -87,7 +87,7 @@ func TestBehindMarkBehindConcurrentCalls(t *testing.T) {
 			continue
 		}
 		all := true
-		for _, n := range c.nodes[1:] {
+		for _, n := range c.topo().nodes[1:] {
 			all = all && n.isBehind()
 		}
 		n, why, err := c.pickRead(false, nil, true, false)
@@ -117,7 +117,7 @@ func pickedName(c *Connector, primary bool) string {
 // goes to the replica that lacks ten of them.
 func TestBehindMarkBehindErrantGTID(t *testing.T) {
 	c := behindRig(t, 2)
-	p, r1, r2 := c.nodes[0], c.nodes[1], c.nodes[2]
+	p, r1, r2 := c.topo().nodes[0], c.topo().nodes[1], c.topo().nodes[2]
 	const src, errant = "3e11fa47-71ca-11e1-9e33-c80aa9429562", "4a2b7c10-71ca-11e1-9e33-c80aa9429562"
 	pos := func(s string) *replication.Position {
 		q, err := replication.ParseMySQLGTIDSet(s)
@@ -143,7 +143,7 @@ func TestBehindMarkBehindErrantGTID(t *testing.T) {
 // marked behind (node order decides).
 func TestBehindMarkBehindRetiredMariaDBDomain(t *testing.T) {
 	c := behindRig(t, 2)
-	p, r1, r2 := c.nodes[0], c.nodes[1], c.nodes[2]
+	p, r1, r2 := c.topo().nodes[0], c.topo().nodes[1], c.topo().nodes[2]
 	pos := func(s string) *replication.Position {
 		q, err := replication.ParseMariaDBGTID(s)
 		if err != nil {
@@ -166,7 +166,7 @@ func TestBehindMarkBehindRetiredMariaDBDomain(t *testing.T) {
 // before the marks were a snapshot of strict covers).
 func TestBehindMarkBehindUnknownPosition(t *testing.T) {
 	c := behindRig(t, 2)
-	p, r1, r2 := c.nodes[0], c.nodes[1], c.nodes[2]
+	p, r1, r2 := c.topo().nodes[0], c.topo().nodes[1], c.topo().nodes[2]
 	r1.repl.forget()
 	r2.repl.pos.Store(reviewLSN(t, 0x2000))
 	p.health.Trip(errors.New("probe: connection refused"))
@@ -181,7 +181,7 @@ func TestBehindMarkBehindUnknownPosition(t *testing.T) {
 // failed there, it is only slow, and the hedge's stale answer wins.
 func TestBehindHedgeOfAheadReadGoesBehind(t *testing.T) {
 	c := behindRig(t, 2)
-	p, r1, r2 := c.nodes[0], c.nodes[1], c.nodes[2]
+	p, r1, r2 := c.topo().nodes[0], c.topo().nodes[1], c.topo().nodes[2]
 	r1.repl.pos.Store(reviewLSN(t, 0x1800))
 	r2.repl.pos.Store(reviewLSN(t, 0x2000))
 	p.health.Trip(errors.New("probe: connection refused"))

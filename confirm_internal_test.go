@@ -24,7 +24,7 @@ func TestSuspicionDuringProbeIsNotLost(t *testing.T) {
 			<-release // reached the server before the hang: answers well, late
 		}
 	})
-	r1 := cl.c.replicas[0]
+	r1 := cl.c.topo().replicas[0]
 	r1.suspect()
 	select {
 	case <-started:

@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/rwpool/rwpool/dsn"
+	"github.com/rwpool/rwpool/internal/balance"
 	"github.com/rwpool/rwpool/internal/breaker"
 	"github.com/rwpool/rwpool/internal/driverinfo"
-	"github.com/rwpool/rwpool/internal/pick"
 	"github.com/rwpool/rwpool/internal/replication"
 	"github.com/rwpool/rwpool/internal/routecache"
 	"github.com/rwpool/rwpool/pool"
@@ -29,28 +29,28 @@ import (
 type Connector struct {
 	cfg         dsn.Config // private copy; never changed after NewConnector
 	dialect     routing.Dialect
-	watch       bool                 // the driver may block past a context's end (needsWatch)
-	cheapCtx    bool                 // the driver ties a statement to a context without a goroutine hand-off (driverinfo.TiesContextCheaply)
-	safeBadConn bool                 // the driver's driver.ErrBadConn means nothing was sent (driverinfo.SafeBadConn)
-	parks       bool                 // leases park their last connection for diagnostics statements (lease.park)
-	drv         *Driver              // returned by Driver, so Stats can find us from a *sql.DB
-	prim        atomic.Pointer[node] // the node writes go to (primaryNode)
-	replicas    []*node
-	nodes       []*node // primary first, then replicas in DSN order
-	picker      *pick.Picker
-	readers     []*node                // the picker's candidates, in its order: the replicas, or every node with follow_promotion
-	adaptive    bool                   // balance=adaptive: reads are measured (balance.go)
-	clock       func() int64           // balance=adaptive's monotonic clock, ns
-	follow      follower               // the roles the servers report, with follow_promotion (promote.go)
-	cache       *routecache.Cache      // the classifier's decisions for repeated statements
-	hedges      hedgeBudget            // hedge_budget's accounting (hedge.go)
-	sweep       sweeper                // watches reads in flight (sweep.go)
-	flav        atomic.Uint32          // replication.Flavor, once known
-	noTimeline  atomic.Bool            // the PostgreSQL status query without timelines (readStatus)
-	history     replication.History    // the primary's recent positions, for replica lag
-	fresh       freshPrimary           // the primary's newest position and when it was asked (staleness.go)
-	clusterID   atomic.Pointer[uint32] // the cluster's token tag, once read (token.go)
-	barGone     time.Duration          // barGoneAfter; shorter in tests (balancerbar.go)
+	watch       bool                     // the driver may block past a context's end (needsWatch)
+	cheapCtx    bool                     // the driver ties a statement to a context without a goroutine hand-off (driverinfo.TiesContextCheaply)
+	safeBadConn bool                     // the driver's driver.ErrBadConn means nothing was sent (driverinfo.SafeBadConn)
+	parks       bool                     // leases park their last connection for diagnostics statements (lease.park)
+	drv         *Driver                  // returned by Driver, so Stats can find us from a *sql.DB
+	prim        atomic.Pointer[node]     // the node writes go to (primaryNode)
+	top         atomic.Pointer[topology] // the nodes now (topology.go)
+	topoMu      sync.Mutex               // serialises changes of top, draining and closing (discover.go)
+	draining    []*node                  // nodes that left top and still run statements (drain)
+	discoverers []*discoverer            // one per discover item
+	adaptive    bool                     // balance=adaptive: reads are measured (balance.go)
+	clock       func() int64             // balance=adaptive's monotonic clock, ns
+	follow      follower                 // the roles the servers report, with follow_promotion (promote.go)
+	cache       *routecache.Cache        // the classifier's decisions for repeated statements
+	hedges      hedgeBudget              // hedge_budget's accounting (hedge.go)
+	sweep       sweeper                  // watches reads in flight (sweep.go)
+	flav        atomic.Uint32            // replication.Flavor, once known
+	noTimeline  atomic.Bool              // the PostgreSQL status query without timelines (readStatus)
+	history     replication.History      // the primary's recent positions, for replica lag
+	fresh       freshPrimary             // the primary's newest position and when it was asked (staleness.go)
+	clusterID   atomic.Pointer[uint32]   // the cluster's token tag, once read (token.go)
+	barGone     time.Duration            // barGoneAfter; shorter in tests (balancerbar.go)
 
 	logger    atomic.Pointer[slog.Logger]
 	handler   atomic.Pointer[func(Event)]
@@ -127,35 +127,35 @@ func NewConnector(cfg *dsn.Config, opts ...Option) (*Connector, error) {
 		o(c)
 	}
 
-	picks := make([]pick.Candidate, 0, len(cp.Replicas))
+	all := make([]*node, 0, len(nodes))
 	for _, nc := range nodes {
 		n, err := c.newNode(real, nc)
 		if err != nil {
+			for _, n := range all {
+				n.pool.Close()
+				closeConnector(n.conn.Connector)
+			}
 			c.Close()
 			return nil, err
 		}
-		c.nodes = append(c.nodes, n)
+		all = append(all, n)
 		if nc.Role == dsn.RolePrimary {
 			c.prim.Store(n)
-			continue
-		}
-		c.replicas = append(c.replicas, n)
-		picks = append(picks, pick.Candidate{Weight: nc.Weight, Node: n.health})
-	}
-	c.readers = c.replicas
-	if cp.FollowPromotion {
-		// Any node may serve reads as a replica: the primary of the DSN
-		// once demoted, and no node while it is the primary (readNode).
-		c.readers, picks = c.nodes, picks[:0]
-		for _, n := range c.nodes {
-			picks = append(picks, pick.Candidate{Weight: n.cfg.Weight, Node: readNode{n}})
 		}
 	}
-	c.picker = c.newPicker(picks, c.readers)
+	c.adaptive = cp.Balance == dsn.BalanceAdaptive
+	if c.adaptive {
+		c.clock = balance.Clock(time.Now())
+	}
+	c.top.Store(c.newTopology(all))
 	if cp.Breaker {
-		for _, n := range c.nodes {
+		for _, n := range c.topo().nodes {
 			c.startChecker(n)
 		}
+	}
+	if err := c.startDiscovery(real); err != nil {
+		c.Close()
+		return nil, err
 	}
 	return c, nil
 }
@@ -179,7 +179,11 @@ func (c *Connector) startChecker(n *node) {
 			// ones and let the pool refill gradually (MaxConcurrentDials).
 			OnRecover: n.pool.DiscardIdle,
 		}
-		hc.Run(c.stop)
+		stop := c.stop
+		if n.stop != nil {
+			stop = n.stop // a discovered node's: closed when it leaves, or by Close
+		}
+		hc.Run(stop)
 		if conn != nil {
 			conn.Close()
 		}
@@ -272,15 +276,27 @@ func (c *Connector) Config() *dsn.Config {
 // probe_timeout, so closing a *sql.DB never hangs on a dead node.
 func (c *Connector) Close() error {
 	c.closeOnce.Do(func() {
+		c.topoMu.Lock()
 		c.closed.Store(true)
+		var nodes []*node
+		if t := c.topo(); t != nil {
+			nodes = slices.Clone(t.nodes)
+			for _, n := range nodes {
+				if n.stop != nil {
+					close(n.stop) // its checker; a draining node's is closed already
+				}
+			}
+		}
+		nodes = append(nodes, c.draining...)
+		c.topoMu.Unlock()
 		close(c.stop)
 		c.primaryWatch.signal()
 		var errs []error
-		for _, n := range c.nodes {
+		for _, n := range nodes {
 			errs = append(errs, n.pool.Close())
 		}
 		c.bg.close(2 * c.cfg.ProbeTimeout)
-		for _, n := range c.nodes {
+		for _, n := range nodes {
 			errs = append(errs, closeConnector(n.conn.Connector))
 		}
 		c.closeErr = errors.Join(errs...)

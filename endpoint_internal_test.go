@@ -117,7 +117,7 @@ func (r *endpointRig) movedCount() int {
 // new start time. That is a restart, not a move: no EndpointMoved.
 func TestEndpointQuickRestartIsNotAMove(t *testing.T) {
 	rig := newEndpointRig(t, "restart-p", "restart-r", map[string]string{"restart-r": "10.0.0.1:5432"}, "restart-p")
-	n := rig.c.replicas[0]
+	n := rig.c.topo().replicas[0]
 	for i := 0; i < 3*endpointCheckEvery+2; i++ {
 		rig.check(n)
 	}
@@ -175,7 +175,7 @@ func TestEndpointRandomBalancingIsNotAMove(t *testing.T) {
 			rnd := rand.New(rand.NewPCG(seed, uint64(k)))
 			endpointFake.Fresh("lb-ep")
 			endpointFake.SetEndpoint("lb-ep", func(int64) string { return []string{"lb-a", "lb-b", "lb-c"}[rnd.IntN(k)] })
-			rig.checkUntilDials(rig.c.replicas[0], "lb-ep", 200)
+			rig.checkUntilDials(rig.c.topo().replicas[0], "lb-ep", 200)
 			if m := rig.movedCount(); m != 0 {
 				t.Errorf("%d servers, seed %d: %d EndpointMoved events in 200 dials of an endpoint balancing over them", k, seed, m)
 			}
@@ -210,7 +210,7 @@ func TestEndpointRealMoveIsFound(t *testing.T) {
 			}
 			return tc.to(dial)
 		})
-		n := rig.c.replicas[0]
+		n := rig.c.topo().replicas[0]
 		ep := endpointFake.Node("mv-ep")
 		// Probes until one dials anew past the move and reaches the new
 		// server: that very probe confirms the move.
@@ -327,7 +327,7 @@ func TestEndpointSwitchoverSeenTwiceIsOneMove(t *testing.T) {
 // Found by TestSimulation (session-read).
 func TestBalancingReplicaSessionReadIsChecked(t *testing.T) {
 	rig := newEndpointRig(t, "bal-p", "bal-r", map[string]string{"bal-p": "10.0.0.1:5432", "bal-r": "10.0.0.2:5432"}, "bal-p")
-	r := rig.c.replicas[0]
+	r := rig.c.topo().replicas[0]
 	target, err := replication.ParseLSN("0/800")
 	if err != nil {
 		t.Fatal(err)
@@ -362,7 +362,7 @@ func TestBalancingReplicaIsNeverFollowed(t *testing.T) {
 	rig := newEndpointRig(t, "fb-p", "fb-r", map[string]string{"fb-p": "10.0.0.1:5432", "fb-r": "10.0.0.2:5432"}, "fb-p")
 	c := rig.c
 	c.cfg.FollowPromotion = true
-	p, r := c.primaryNode(), c.replicas[0]
+	p, r := c.primaryNode(), c.topo().replicas[0]
 	p.health.SetReadOnly(true)  // the primary was demoted…
 	r.health.SetReadOnly(false) // …and a server behind the replica's endpoint answers writable
 	r.sameServer("10.0.0.2:5432/t0", true)
@@ -413,7 +413,7 @@ func TestPromotionForgetsKnownPositions(t *testing.T) {
 	rig := newEndpointRig(t, "fp-p", "fp-r", map[string]string{"fp-p": "10.0.0.1:5432", "fp-r": "10.0.0.2:5432"}, "fp-p")
 	c := rig.c
 	c.cfg.FollowPromotion = true
-	p, r := c.primaryNode(), c.replicas[0]
+	p, r := c.primaryNode(), c.topo().replicas[0]
 	old, err := replication.ParseLSN("0/9000")
 	if err != nil {
 		t.Fatal(err)
@@ -453,7 +453,7 @@ func TestUnlearntBalancingReplicaIsNotFollowed(t *testing.T) {
 		f, _ := to.Load("fn")
 		return f.(func(int64) string)(dial)
 	})
-	p, r := c.primaryNode(), c.replicas[0]
+	p, r := c.primaryNode(), c.topo().replicas[0]
 	p.health.SetReadOnly(true)
 	r.health.SetReadOnly(false) // ub-b, behind the balancing endpoint, answered writable
 	c.followRoles()
@@ -479,7 +479,7 @@ func TestUnlearntBalancingReplicaIsNotFollowed(t *testing.T) {
 // server, and single() said yes.
 func TestEndpointNotSingleDuringARun(t *testing.T) {
 	rig := newEndpointRig(t, "run-p", "run-r", map[string]string{"run-p": "10.0.0.1:5432", "run-r": "10.0.0.2:5432"}, "run-p")
-	r := rig.c.replicas[0]
+	r := rig.c.topo().replicas[0]
 	for range endpointLearnDials {
 		r.sameServer("10.0.0.2:5432/t0", true)
 	}
@@ -516,7 +516,7 @@ func TestEndpointMoveSeenByPoolDial(t *testing.T) {
 		}
 		return "pd-a"
 	})
-	n := rig.c.replicas[0]
+	n := rig.c.topo().replicas[0]
 	rig.check(n) // the first probe learns the endpoint: one server
 	if !n.endpoint.single() {
 		t.Fatal("the endpoint was not learnt as leading to one server")

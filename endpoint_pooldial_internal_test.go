@@ -64,7 +64,7 @@ func newReviewRig(t *testing.T) *reviewRig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rig.n = c.replicas[0]
+	rig.n = c.topo().replicas[0]
 	var conn driver.Conn
 	rig.check = func() {
 		hc := breaker.Checker{Node: rig.n.health, Probe: func(fresh bool) (time.Duration, error) { return rig.n.probe(&conn, fresh) }}

@@ -71,6 +71,17 @@ const (
 	// switchover behind an endpoint: rwpool retired those connections and
 	// goes on with new ones. Cause says what showed it.
 	EndpointMoved = health.EndpointMoved
+	// NodeAdded: discovery (the DSN's discover items) found a replica and
+	// its first probe answered; it takes reads from now on.
+	NodeAdded = health.NodeAdded
+	// NodeRemoved: a replica left its source and drains: no new
+	// statement goes to it, those running finish, then its connections
+	// close. Cause says why.
+	NodeRemoved = health.NodeRemoved
+	// DiscoveryFailed: a source of replicas could not be asked or answered
+	// nothing usable; the replicas it found last stay. Node is the
+	// source's name; Cause says what failed, nil once it answers again.
+	DiscoveryFailed = health.DiscoveryFailed
 )
 
 // notify logs a transition and passes it to the handler; a change of the
@@ -85,6 +96,14 @@ func (c *Connector) notify(e Event) {
 			l.Warn("rwpool: node reports an unexpected role", "node", e.Node, "role", e.Role, "cause", errString(e.Cause))
 		case e.Kind == health.RoleChanged:
 			l.Info("rwpool: node reports its configured role again", "node", e.Node, "role", e.Role, "read_only", e.ReadOnly)
+		case e.Kind == health.NodeAdded:
+			l.Info("rwpool: replica found by discovery joins the reads", "node", e.Node)
+		case e.Kind == health.NodeRemoved:
+			l.Info("rwpool: replica left its source, draining", "node", e.Node, "cause", errString(e.Cause))
+		case e.Kind == health.DiscoveryFailed && e.Cause != nil:
+			l.Warn("rwpool: discovery failed, keeping the replicas it found last", "source", e.Node, "cause", errString(e.Cause))
+		case e.Kind == health.DiscoveryFailed:
+			l.Info("rwpool: discovery answers again", "source", e.Node)
 		case e.Kind == health.EndpointMoved:
 			l.Warn("rwpool: node's endpoint leads to another server: old connections retired", "node", e.Node, "role", e.Role, "cause", errString(e.Cause))
 		case e.To == health.Unavailable:

@@ -9,7 +9,7 @@ var ProcessCPU = processCPU
 // to balance over several servers, for tests that must wait for the
 // health checker to learn it.
 func EndpointBalancing(db *sql.DB, i int) bool {
-	return connectorOf(db).replicas[i].endpoint.balancing()
+	return connectorOf(db).topo().replicas[i].endpoint.balancing()
 }
 
 // LearnEndpoints has the replicas of db's Connector learn where their
@@ -18,7 +18,7 @@ func EndpointBalancing(db *sql.DB, i int) bool {
 // reads then take the node of their last read as proof, as they would
 // after the first probe.
 func LearnEndpoints(db *sql.DB) {
-	for _, n := range connectorOf(db).replicas {
+	for _, n := range connectorOf(db).topo().replicas {
 		if ident, err := n.freshIdentity(); err == nil && ident != "" {
 			n.sameServer(ident, true)
 			n.learnEndpoint()

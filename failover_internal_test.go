@@ -50,7 +50,7 @@ func TestAwaitPrimaryAfterCloseReturnsAtOnce(t *testing.T) {
 // it clears, not at their next nudge tick.
 func TestSplitBrainClearedWakesWaiters(t *testing.T) {
 	c := newWaitConnector(t)
-	c.setSplit(c.replicas)
+	c.setSplit(c.topo().replicas)
 	ch := c.primaryWatch.changed()
 	c.setSplit(nil)
 	select {

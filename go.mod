@@ -10,6 +10,7 @@ require (
 	github.com/jackc/puddle/v2 v2.2.3
 	github.com/lib/pq v1.12.3
 	go.uber.org/goleak v1.3.0
+	golang.org/x/net v0.52.0
 )
 
 require (

@@ -99,7 +99,7 @@ func TestHedgeWinClosesReadRows(t *testing.T) {
 	cl := openHeld(t, ";hedge_after=10ms;hedge_budget=100%", func(cl *heldCluster, _ context.Context, dsn string) {
 		if dsn == cl.r {
 			// The read's answer comes in as its hedge wins.
-			if !until(func() bool { return cl.c.replicas[0].hedgeWins.Load() > 0 }) {
+			if !until(func() bool { return cl.c.topo().replicas[0].hedgeWins.Load() > 0 }) {
 				t.Error("the read's hedge did not win")
 			}
 		}
@@ -150,7 +150,7 @@ func TestHedgeLossClosesHedgeRows(t *testing.T) {
 func TestRescuedReadClosesItsRows(t *testing.T) {
 	cl := openHeld(t, "", func(cl *heldCluster, ctx context.Context, dsn string) {
 		if dsn == cl.r {
-			cl.c.replicas[0].health.Trip(io.ErrUnexpectedEOF)
+			cl.c.topo().replicas[0].health.Trip(io.ErrUnexpectedEOF)
 			select { // the read is rescued before its answer comes in
 			case <-ctx.Done():
 			case <-time.After(5 * time.Second):
@@ -186,10 +186,10 @@ func TestRescuedRowsClosed(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := rs.(*rows)
-	if r.rc == nil || r.n != cl.c.replicas[0] {
+	if r.rc == nil || r.n != cl.c.topo().replicas[0] {
 		t.Fatalf("rows on %v, watched: %v; want a watched read on the replica", r.n, r.rc != nil)
 	}
-	cl.c.replicas[0].health.Trip(io.ErrUnexpectedEOF)
+	cl.c.topo().replicas[0].health.Trip(io.ErrUnexpectedEOF)
 	if !until(r.rc.rescued) {
 		t.Fatal("the read was not rescued")
 	}
@@ -257,7 +257,7 @@ func TestHedgeRescuedWhileRunning(t *testing.T) {
 		done <- db.QueryRowContext(ctx, "SELECT node").Scan(&node)
 	}()
 	prim := c.primaryNode()
-	if !until(func() bool { return c.replicas[0].hedges.Load() > 0 && prim.pool.Stat().InUse == 1 }) {
+	if !until(func() bool { return c.topo().replicas[0].hedges.Load() > 0 && prim.pool.Stat().InUse == 1 }) {
 		t.Fatal("no hedge in flight on the primary")
 	}
 	prim.health.Trip(io.ErrUnexpectedEOF)
@@ -285,7 +285,7 @@ func TestRescueCancelsHedgeInline(t *testing.T) {
 			<-ctx.Done()
 		case dsn == cl.r: // the read: its node trips once the hedge runs
 			<-started
-			cl.c.replicas[0].health.Trip(io.ErrUnexpectedEOF)
+			cl.c.topo().replicas[0].health.Trip(io.ErrUnexpectedEOF)
 			<-ctx.Done()
 		}
 	})
@@ -389,7 +389,7 @@ func TestRefusedHedgeAsksAgain(t *testing.T) {
 			<-ctx.Done() // the replica hangs, honouring the context
 		}
 	})
-	r1 := cl.c.replicas[0]
+	r1 := cl.c.topo().replicas[0]
 	go func() {
 		// The first read alone may not be hedged at 10 %; twenty more
 		// reads issued meanwhile allow two hedges.

@@ -41,7 +41,7 @@ func (r *replState) forget() { r.pos.Store(nil) }
 
 // forgetPositions forgets every node's known position (replState.forget).
 func (c *Connector) forgetPositions() {
-	for _, n := range c.nodes {
+	for _, n := range c.topo().nodes {
 		n.repl.forget()
 	}
 	c.fresh.forget()

@@ -45,7 +45,7 @@ func lsnPos(t *testing.T, s string) replication.Position {
 // flap.
 func TestMaxLagHysteresis(t *testing.T) {
 	c, events := newTestConnector(t, time.Second)
-	primary, replica := c.primaryNode(), c.replicas[0]
+	primary, replica := c.primaryNode(), c.topo().replicas[0]
 	t0 := time.Now()
 	primary.observe(t0, replication.Status{Pos: lsnPos(t, "0/10"), ReplayAge: -1}, nil)
 	primary.observe(t0.Add(time.Second), replication.Status{Pos: lsnPos(t, "0/100"), ReplayAge: -1}, nil)
@@ -92,9 +92,9 @@ func TestMaxLagOff(t *testing.T) {
 	c, events := newTestConnector(t, 0)
 	t0 := time.Now()
 	c.primaryNode().observe(t0, replication.Status{Pos: lsnPos(t, "0/100"), ReplayAge: -1}, nil)
-	c.replicas[0].observe(t0, replication.Status{ReadOnly: true, Pos: lsnPos(t, "0/1"), ReplayAge: time.Hour}, nil)
-	if lag, ok := c.replicas[0].health.Lag(); !ok || lag == 0 || c.replicas[0].health.State() != Available || len(*events) != 0 {
-		t.Errorf("lag %s %v, state %s, events %v", lag, ok, c.replicas[0].health.State(), *events)
+	c.topo().replicas[0].observe(t0, replication.Status{ReadOnly: true, Pos: lsnPos(t, "0/1"), ReplayAge: time.Hour}, nil)
+	if lag, ok := c.topo().replicas[0].health.Lag(); !ok || lag == 0 || c.topo().replicas[0].health.State() != Available || len(*events) != 0 {
+		t.Errorf("lag %s %v, state %s, events %v", lag, ok, c.topo().replicas[0].health.State(), *events)
 	}
 	if s := c.Stats(); !s.Nodes[1].LagKnown || s.Nodes[1].Position != "0/1" || s.Nodes[1].Reports != "read-only" {
 		t.Errorf("stats %+v", s.Nodes[1])
@@ -105,7 +105,7 @@ func TestMaxLagOff(t *testing.T) {
 // rotation and says why in Stats; the next success clears it.
 func TestStatusErrorKept(t *testing.T) {
 	c, _ := newTestConnector(t, time.Second)
-	r := c.replicas[0]
+	r := c.topo().replicas[0]
 	r.observe(time.Now(), replication.Status{}, errors.New("status query: permission denied"))
 	if s := c.Stats().Nodes[1]; s.StatusError == "" || s.State != Available {
 		t.Errorf("after a failed status: %+v", s)

@@ -25,6 +25,12 @@ type node struct {
 	health *breaker.Node
 	conn   nodeConnector // the real driver's connector, redacting and bounding dials
 
+	// Discovered replicas (discover.go); zero for the DSN's nodes.
+	src    *discoverer   // the source that found it
+	member string        // its Member.Name there
+	stop   chan struct{} // stops its health checker: closed when it leaves, or by Close
+	gone   atomic.Bool   // it left the topology and drains
+
 	confirming   atomic.Bool                       // a confirming probe is running
 	doubted      atomic.Bool                       // a statement failed here as a dead or hung node fails, or ran past probe_timeout, and no confirming probe has answered since (isBehind)
 	reconfirm    atomic.Pointer[func(error) error] // the cause of a confirm asked for while one ran (confirm)
@@ -95,6 +101,11 @@ func (n *node) acquire(ctx context.Context) (*pool.Conn, error) {
 	pc, err := n.pool.Acquire(ctx)
 	if err != nil {
 		n.errors.Add(1)
+		if n.gone.Load() && errors.Is(err, pool.ErrClosed) {
+			// A statement routed here just before the node left
+			// discovery and drained: it is replayed elsewhere.
+			return nil, newUnavailableError(n.cfg.Name, time.Now(), errors.New("it left discovery"))
+		}
 		n.failed(err)
 		return nil, err
 	}
@@ -386,7 +397,7 @@ const nudgeEvery = 200 * time.Millisecond
 // promotion instead of up to check_interval after it.
 func (n *node) nudge() {
 	if n.c.cfg.FollowPromotion && n.isPrimary() {
-		for _, o := range n.c.nodes {
+		for _, o := range n.c.topo().nodes {
 			if o != n {
 				o.nudgeProbe()
 			}

@@ -36,7 +36,7 @@ func TestProbeAfterCloseClosesItsConnection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.nodes[1].probe(&conn, false); err == nil {
+	if _, err := c.topo().nodes[1].probe(&conn, false); err == nil {
 		t.Fatal("a probe after Close succeeded")
 	}
 	if conn != nil {

@@ -141,7 +141,7 @@ func (c *Connector) markBehind() {
 			p replication.Position
 		}
 		var cs []cand
-		for _, n := range c.nodes {
+		for _, n := range c.topo().nodes {
 			if !(readNode{n}).Available() { // the candidates a read may go to: no primary, none barred
 				continue
 			}
@@ -171,7 +171,7 @@ func (c *Connector) markBehind() {
 // mark is waived when the replica it is behind is among them: any replica
 // rather than none. A hedge (not failed: the read still runs there) waives
 // nothing: a stale answer could win.
-func (c *Connector) skipBehind(tried []*node, failed bool, skip func(int) bool) func(int) bool {
+func (c *Connector) skipBehind(t *topology, tried []*node, failed bool, skip func(int) bool) func(int) bool {
 	s := c.follow.behind.Load()
 	if s == nil {
 		return skip
@@ -180,7 +180,7 @@ func (c *Connector) skipBehind(tried []*node, failed bool, skip func(int) bool) 
 		if skip != nil && skip(i) {
 			return true
 		}
-		n := c.readers[i]
+		n := t.readers[i]
 		return n.isBehind() && !(failed && slices.Contains(tried, s.over[n]))
 	}
 }
@@ -267,7 +267,7 @@ func (n *node) mayFollow(cur *node) bool {
 // demoted primary not seen read-only since nor a balancing endpoint.
 func (c *Connector) claimants(cur *node) []*node {
 	var claim []*node
-	for _, n := range c.nodes {
+	for _, n := range c.topo().nodes {
 		// A primary demoted by a followed promotion claims nothing until
 		// it has been seen read-only (checkFollowing): one that comes
 		// back writable without that (MariaDB does not persist
@@ -308,7 +308,7 @@ func (n *node) promotedSince(cur *node) bool {
 // (rewound, re-pointed), or are gone from the list of writable nodes.
 func (c *Connector) contestants(cur *node) []*node {
 	var claim []*node
-	for _, n := range c.nodes {
+	for _, n := range c.topo().nodes {
 		if n.writableBesides(cur) && !n.unfollowed.Load() {
 			claim = append(claim, n)
 		}
@@ -361,7 +361,7 @@ func (n *node) leadsToOneServer() bool {
 // be seen following n to serve reads; old, and any node demoted earlier
 // that has not followed yet, to claim to be the primary again.
 func (c *Connector) promote(old, n *node) {
-	for _, x := range c.nodes {
+	for _, x := range c.topo().nodes {
 		if x == n {
 			x.rejoin.Store(nil)
 			continue

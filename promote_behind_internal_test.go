@@ -40,7 +40,7 @@ func TestMarkBehindAcrossStaleTimelines(t *testing.T) {
 		}
 		return pos.OnTimeline(tli)
 	}
-	p, r1, r2 := c.nodes[0], c.nodes[1], c.nodes[2]
+	p, r1, r2 := c.topo().nodes[0], c.topo().nodes[1], c.topo().nodes[2]
 	behind, ahead := at("0/1800", 39), at("0/2000", 38)
 	r1.repl.pos.Store(&behind) // its restartpoint is recent
 	r2.repl.pos.Store(&ahead)  // its restartpoint is older

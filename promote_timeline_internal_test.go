@@ -26,7 +26,7 @@ func TestDemotedPrimaryOnLaterTimelineIsFollowed(t *testing.T) {
 			rig := newEndpointRig(t, "tl-p-"+c.name, "tl-r-"+c.name, map[string]string{"tl-p-" + c.name: "10.0.0.1:5432", "tl-r-" + c.name: "10.0.0.2:5432"}, "tl-p-"+c.name)
 			cn := rig.c
 			cn.cfg.FollowPromotion = true
-			p, r := cn.primaryNode(), cn.replicas[0]
+			p, r := cn.primaryNode(), cn.topo().replicas[0]
 			at := func(lsn string, tli uint32) replication.Position {
 				pos, err := replication.ParseLSN(lsn)
 				if err != nil {

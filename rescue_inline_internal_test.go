@@ -269,13 +269,13 @@ func TestInlineBackgroundRescue(t *testing.T) {
 		done <- db.QueryRowContext(context.Background(), "SELECT node").Scan(&node)
 	}()
 	deadline := time.Now().Add(5 * time.Second)
-	for c.replicas[0].pool.Stat().InUse+c.replicas[1].pool.Stat().InUse == 0 {
+	for c.topo().replicas[0].pool.Stat().InUse+c.topo().replicas[1].pool.Stat().InUse == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("read not in flight")
 		}
 		time.Sleep(time.Millisecond)
 	}
-	for _, n := range c.replicas {
+	for _, n := range c.topo().replicas {
 		n.health.Trip(io.ErrUnexpectedEOF)
 	}
 	select {
@@ -313,7 +313,7 @@ func TestInlineCloseKeepsDeadline(t *testing.T) {
 		done <- db.QueryRowContext(ctx, "SELECT node").Scan(&node)
 	}()
 	deadline := time.Now().Add(5 * time.Second)
-	for c.replicas[0].pool.Stat().InUse+c.replicas[1].pool.Stat().InUse == 0 {
+	for c.topo().replicas[0].pool.Stat().InUse+c.topo().replicas[1].pool.Stat().InUse == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("read not in flight")
 		}

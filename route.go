@@ -90,7 +90,8 @@ func (c *Connector) routeRead(primary bool, tried []*node, behind bool) (*node, 
 // not start (hedge_budget). failed says that the read failed on the nodes
 // it tried (a hedge's still runs there: skipBehind).
 func (c *Connector) pickRead(primary bool, tried []*node, failed, behind bool) (*node, string, error) {
-	if primary || len(c.replicas) == 0 {
+	t := c.topo()
+	if primary || len(t.replicas) == 0 {
 		if slices.Contains(tried, c.primaryNode()) {
 			return nil, "", errNoReplica
 		}
@@ -101,11 +102,11 @@ func (c *Connector) pickRead(primary bool, tried []*node, failed, behind bool) (
 	}
 	var skip func(int) bool
 	if len(tried) > 0 {
-		skip = func(i int) bool { return slices.Contains(tried, c.readers[i]) }
+		skip = func(i int) bool { return slices.Contains(tried, t.readers[i]) }
 	}
-	skip = c.skipBehind(tried, failed, skip)
-	if i := c.picker.Pick(skip); i >= 0 {
-		return c.readers[i], "", nil
+	skip = c.skipBehind(t, tried, failed, skip)
+	if i := t.picker.Pick(skip); i >= 0 {
+		return t.readers[i], "", nil
 	}
 	if behind && !slices.Contains(tried, c.primaryNode()) {
 		return c.primaryNode(), reasonSessionBehind, nil
@@ -121,7 +122,7 @@ func (c *Connector) pickRead(primary bool, tried []*node, failed, behind bool) (
 // when no replica has the plan's position (behind), causal_fallback says
 // whether the primary serves the read or it fails with ErrTooStale.
 func (c *Connector) routeCausal(primary bool, tried []*node, behind bool, plan *readPlan) (*node, string, error) {
-	if !primary && plan.prefer != nil && !slices.Contains(tried, plan.prefer) && (readNode{plan.prefer}).Available() && !plan.prefer.isBehind() {
+	if !primary && plan.prefer != nil && !slices.Contains(tried, plan.prefer) && (readNode{plan.prefer}).Available() && !plan.prefer.isBehind() && !plan.prefer.gone.Load() {
 		return plan.prefer, reasonSessionReplica, nil
 	}
 	n, why, err := c.routeRead(primary, tried, behind)

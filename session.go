@@ -159,7 +159,7 @@ func (c *Connector) planRead(ctx context.Context, o ctxOpts) (readPlan, error) {
 		return plan, nil
 	}
 	plan.since = lastEnd
-	if last != c.primaryNode() && (readNode{last}).Available() && !last.isBehind() && slices.Contains(c.readers, last) {
+	if last != c.primaryNode() && (readNode{last}).Available() && !last.isBehind() && slices.Contains(c.topo().readers, last) {
 		plan.prefer = last
 		if last.endpoint.single() {
 			return plan, nil

@@ -3,6 +3,8 @@ package rwpool
 import (
 	"database/sql"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -90,6 +92,12 @@ type NodeStats struct {
 	// lacks writes the old primary acknowledged, and serves no read until
 	// it catches up or a primary is writable again.
 	Behind bool
+	// Source names the discover item that found the node ("srv",
+	// "patroni", its name=); "" for a node of the DSN.
+	Source string
+	// Draining: the node left its source. It takes no new statement;
+	// those running finish, then it leaves the Snapshot.
+	Draining bool
 
 	// BalanceLatency is what balance=adaptive takes the node's read
 	// latency to be: time to first response (from the driver call to its
@@ -127,9 +135,26 @@ const (
 	reportsWritable = "writable"
 )
 
-// Snapshot is the state of every node of a Connector, primary first.
+// Snapshot is the state of every node of a Connector, primary first, the
+// DSN's replicas next, then those discovery found, then those draining;
+// and of every source of replicas (the DSN's discover items).
 type Snapshot struct {
-	Nodes []NodeStats
+	Nodes     []NodeStats
+	Discovery []DiscoveryStats
+}
+
+// DiscoveryStats is the state of one source of replicas (a discover item).
+type DiscoveryStats struct {
+	Name      string    // the item's name= or its scheme
+	Source    string    // the item's source, passwords redacted
+	Members   int       // replicas it found and that answered their first probe, in the reads now
+	Rounds    int64     // times it was asked
+	Failures  int64     // rounds that kept the members of the last good answer (an error, no usable member)
+	LastError string    // why the last round failed; "" when it succeeded
+	LastOK    time.Time // the last good answer; zero before the first
+	// Pending lists the members it answered that could not join yet
+	// (their first probe failed), with why; tried again every round.
+	Pending map[string]string
 }
 
 // String prints one aligned line per node. It names nodes, never their DSNs.
@@ -164,8 +189,22 @@ func (s Snapshot) String() string {
 // Stats returns the current state of every node. It needs no database
 // connection. See NodeStats for which fields are read together.
 func (c *Connector) Stats() Snapshot {
-	s := Snapshot{Nodes: make([]NodeStats, len(c.nodes))}
-	for i, n := range c.nodes {
+	c.topoMu.Lock()
+	nodes := append(slices.Clone(c.topo().nodes), c.draining...)
+	c.topoMu.Unlock()
+	s := Snapshot{Nodes: make([]NodeStats, len(nodes))}
+	for _, d := range c.discoverers {
+		ds := DiscoveryStats{Name: d.name, Source: d.d.Redacted(), Members: int(d.count.Load()),
+			Rounds: d.rounds.Load(), Failures: d.failures.Load(), LastOK: unixNano(d.lastOK.Load())}
+		if e := d.lastErr.Load(); e != nil {
+			ds.LastError = *e
+		}
+		if p := d.joinFail.Load(); p != nil && len(*p) > 0 {
+			ds.Pending = maps.Clone(*p)
+		}
+		s.Discovery = append(s.Discovery, ds)
+	}
+	for i, n := range nodes {
 		b := n.health.Snapshot()
 		ps := n.pool.Stat()
 		h := n.health
@@ -229,6 +268,10 @@ func (c *Connector) Stats() Snapshot {
 			StatusError:          statusErr,
 			Rejoining:            n.rejoin.Load() != nil || n.viaBarred.Load(),
 			Behind:               n.isBehind(),
+			Draining:             n.gone.Load(),
+		}
+		if n.src != nil {
+			s.Nodes[i].Source = n.src.name
 		}
 		s.Nodes[i].BalanceLatency = n.meter.Estimate()
 	}

@@ -34,7 +34,7 @@ func inFlight(t *testing.T, c *Connector) *readCtx {
 			}
 		}
 		c.sweep.mu.Unlock()
-		if r != nil && c.replicas[0].pool.Stat().InUse+c.replicas[1].pool.Stat().InUse > 0 {
+		if r != nil && c.topo().replicas[0].pool.Stat().InUse+c.topo().replicas[1].pool.Stat().InUse > 0 {
 			return r
 		}
 		if time.Now().After(deadline) {
@@ -82,7 +82,7 @@ func TestSweepRescuesUnarmedRead(t *testing.T) {
 	if r.armed.Load() {
 		t.Fatal("a read with a deadline ten sweeps away was armed at once")
 	}
-	for _, n := range c.replicas {
+	for _, n := range c.topo().replicas {
 		n.health.Trip(io.ErrUnexpectedEOF)
 	}
 	c.sweep.sweep()

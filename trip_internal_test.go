@@ -31,14 +31,14 @@ func TestTripChildrenReleased(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	for _, n := range c.replicas {
+	for _, n := range c.topo().replicas {
 		t.Logf("%s: %d children of its trip context, open vcs %d", n.cfg.Name, tripChildren(n), db.Stats().OpenConnections)
 		if tripChildren(n) > db.Stats().OpenConnections {
 			t.Errorf("%s: %d children for %d open connections", n.cfg.Name, tripChildren(n), db.Stats().OpenConnections)
 		}
 	}
 	db.Close()
-	for _, n := range c.replicas {
+	for _, n := range c.topo().replicas {
 		if k := tripChildren(n); k != 0 {
 			t.Errorf("%s: %d children after Close", n.cfg.Name, k)
 		}

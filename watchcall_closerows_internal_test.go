@@ -100,7 +100,7 @@ func TestWatchedCallAbandonedDestroysBeforeClosingRows(t *testing.T) {
 	if !c.watch {
 		t.Fatal("driver not watched")
 	}
-	pc, err := c.nodes[0].pool.Acquire(context.Background())
+	pc, err := c.topo().nodes[0].pool.Acquire(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

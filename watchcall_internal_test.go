@@ -102,7 +102,7 @@ func TestWatchedCallAbandonedThenServesAgain(t *testing.T) {
 	if idle() != 0 {
 		t.Fatalf("%d idle workers while the only one is stuck in the driver, want 0", idle())
 	}
-	dialsBefore := c.nodes[1].dials.Load()
+	dialsBefore := c.topo().nodes[1].dials.Load()
 	r.SetHang(false)
 	if !until(func() bool { return idle() == 1 }) {
 		t.Fatalf("the worker did not come back once the driver let go: %d idle", idle())
@@ -110,7 +110,7 @@ func TestWatchedCallAbandonedThenServesAgain(t *testing.T) {
 	if err := read(time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if got := c.nodes[1].dials.Load(); got != dialsBefore+1 {
+	if got := c.topo().nodes[1].dials.Load(); got != dialsBefore+1 {
 		t.Errorf("dials to the replica %d, want %d: the abandoned call's connection must be destroyed, not reused", got, dialsBefore+1)
 	}
 }
@@ -122,7 +122,7 @@ func TestWatchedCallTakenAsCloseBegins(t *testing.T) {
 	c := connectorFor(t, "driver=rwpool-bench-nop;primary=p;check_interval=1h")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
 	defer cancel()
-	n := c.nodes[0]
+	n := c.topo().nodes[0]
 	pc, err := n.pool.Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)

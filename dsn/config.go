@@ -250,6 +250,9 @@ type Config struct {
 	// FallbackError, which fails the read with an error wrapping
 	// rwpool.ErrTooStale (causal_fallback=primary|error).
 	CausalFallback Fallback
+	// Discover lists the sources of replicas found at run time (key
+	// discover, zero or more, at most MaxDiscover); see Discovery.
+	Discover []Discovery
 
 	// made is set by NewConfig (and so Parse): the Config started from the
 	// defaults. Validate rejects a Config without it.

@@ -101,6 +101,17 @@ func (c *Config) GoString() string {
 	field("HedgeBudget", strconv.FormatFloat(c.HedgeBudget, 'g', -1, 64))
 	field("CausalWait", dur(c.CausalWait))
 	field("CausalFallback", strconv.Itoa(int(c.CausalFallback)))
+	if c.Discover != nil {
+		b.WriteString(", Discover:[]dsn.Discovery{")
+		for i, d := range c.Discover {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("dsn.Discovery{Source:" + strconv.Quote(d.Redacted()) + ", Name:" + strconv.Quote(d.Name) +
+				", Weight:" + strconv.Itoa(d.Weight) + ", Every:" + strconv.FormatInt(int64(d.Every), 10) + "}")
+		}
+		b.WriteString("}")
+	}
 	b.WriteString("}")
 	return b.String()
 }
@@ -189,6 +200,9 @@ func (c *Config) format(redact bool) string {
 	}
 	if c.CausalFallback != defaultFallback {
 		item(keyCausalFallback, c.CausalFallback.String())
+	}
+	for _, d := range c.Discover {
+		writeDiscover(&b, d, redact)
 	}
 	return b.String()
 }

@@ -27,12 +27,14 @@ const (
 	keyHedgeBudget    = "hedge_budget"
 	keyCausalWait     = "causal_wait"
 	keyCausalFallback = "causal_fallback"
+	keyDiscover       = "discover"
 )
 
 // Node attribute names.
 const (
 	attrWeight = "weight"
 	attrName   = "name"
+	attrEvery  = "every" // discover only
 )
 
 // knownKeys lists every DSN key in canonical order.
@@ -42,10 +44,10 @@ var knownKeys = []string{
 	keyCheckInterval, keyProbeQuery, keyProbeTimeout, keyBreaker,
 	keyFallback, keyReadOnlyTx, keyBalance, keyMaxLag, keyReadYourWrites, keyResetQuery,
 	keyFailoverWait, keyFollow, keyHedgeAfter, keyHedgeBudget,
-	keyCausalWait, keyCausalFallback,
+	keyCausalWait, keyCausalFallback, keyDiscover,
 }
 
-var knownAttrs = []string{attrWeight, attrName}
+var knownAttrs = []string{attrWeight, attrName, attrEvery}
 
 func isKnownKey(k string) bool {
 	for _, kk := range knownKeys {

@@ -72,6 +72,9 @@ func (p *parser) apply(it item) error {
 	if key == keyReplica {
 		return p.node(it, RoleReplica)
 	}
+	if key == keyDiscover {
+		return p.discover(it)
+	}
 	if first, dup := p.seen[key]; dup {
 		if key == keyPrimary {
 			return newErr(key, it.off, "duplicate key (exactly one primary is allowed; first one at offset "+strconv.Itoa(first)+")")
@@ -347,7 +350,7 @@ func (l *lexer) next() (it item, ok bool, err *Error) {
 		return it, false, unknownKey(key, it.off)
 	}
 	it.key = key
-	isNode := key == keyPrimary || key == keyReplica
+	isNode := key == keyPrimary || key == keyReplica || key == keyDiscover
 	l.i++ // '='
 	if err := l.noSpaceAfterEq(key); err != nil {
 		return it, false, err
@@ -385,9 +388,12 @@ func (l *lexer) attribute(key string, isNode bool) (attr, *Error) {
 		// mis-quoted node DSN.
 	case isKnownKey(name):
 		return a, syntaxErr(key, a.off, "missing ';' before "+strconv.Quote(name))
-	case name == attrWeight || name == attrName:
+	case name == attrWeight || name == attrName || name == attrEvery:
 		if !isNode {
-			return a, newErr(name, a.off, "attributes are only allowed on primary and replica")
+			return a, newErr(name, a.off, "attributes are only allowed on primary, replica and discover")
+		}
+		if name == attrEvery && key != keyDiscover {
+			return a, newErr(name, a.off, "only allowed on discover")
 		}
 		if l.i >= len(l.s) || l.s[l.i] != '=' {
 			return a, l.missingEq(name, a.off)
@@ -408,6 +414,9 @@ func (l *lexer) attribute(key string, isNode bool) (attr, *Error) {
 		}
 	}
 	if isNode {
+		if key == keyDiscover {
+			return a, syntaxErr(key, a.off, "unexpected text after discover source (quote a source containing spaces; its attributes are weight, name and every)")
+		}
 		return a, syntaxErr(key, a.off, "unexpected text after node DSN (quote a node DSN containing spaces; node attributes are weight and name)")
 	}
 	return a, syntaxErr(key, a.off, "unexpected text after value (quote a value containing spaces)")

@@ -244,7 +244,7 @@ func TestParseErrors(t *testing.T) {
 		{"unknown attribute far", "driver=pg;primary=p;replica=" + q + " priority=2", "replica", []string{`unexpected text after node DSN`}, true},
 		{"attribute without =", "driver=pg;primary=p;replica=" + q + " weight 2", "weight", []string{`missing '='`}, true},
 		{"missing semicolon", "driver=pg;primary=" + q + "\nreplica=" + q, "primary", []string{`missing ';' before "replica"`}, true},
-		{"attribute on scalar", "driver=pg;primary=p;pool_size=5 weight=2", "weight", []string{"only allowed on primary and replica"}, false},
+		{"attribute on scalar", "driver=pg;primary=p;pool_size=5 weight=2", "weight", []string{"only allowed on primary, replica and discover"}, false},
 		{"text after scalar", "driver=pg;primary=p;probe_query=SELECT 1", "probe_query", []string{"unexpected text after value"}, true},
 		{"scalar missing semicolon", "driver=pg;primary=p;pool_size=5\nmin_idle=2", "pool_size", []string{`missing ';' before "min_idle"`}, true},
 		{"pool_size zero", "driver=pg;primary=" + q + ";pool_size=0", "pool_size", []string{"pool_size: must be between 1 and 1048576, got 0"}, false},

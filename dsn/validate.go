@@ -30,6 +30,9 @@ func (c *Config) Validate() error {
 	if err := c.validateNodes(); err != nil {
 		return err
 	}
+	if err := c.validateDiscover(); err != nil {
+		return err
+	}
 	return c.validateSettings()
 }
 

@@ -21,10 +21,22 @@ const (
 	// idle ones closed, the others closed when they come back) and new
 	// ones reach the new server. Cause says what showed it.
 	EndpointMoved
+	// NodeAdded: a source of replicas (dsn.Discovery) found a new one,
+	// and its first probe answered: it takes reads from now on.
+	NodeAdded
+	// NodeRemoved: a replica left its source: it gets no new statement,
+	// those running on it finish, then its connections are closed. Cause
+	// says why.
+	NodeRemoved
+	// DiscoveryFailed: a source of replicas could not be asked, or
+	// answered nothing usable. The replicas it found last stay. Node
+	// names the source; Cause says what failed, and is nil when the
+	// source answers again.
+	DiscoveryFailed
 )
 
-// String returns "state", "role" or "endpoint", and "unknown" for any
-// other value.
+// String returns "state", "role", "endpoint", "added", "removed" or
+// "discovery", and "unknown" for any other value.
 func (k EventKind) String() string {
 	switch k {
 	case StateChanged:
@@ -33,6 +45,12 @@ func (k EventKind) String() string {
 		return "role"
 	case EndpointMoved:
 		return "endpoint"
+	case NodeAdded:
+		return "added"
+	case NodeRemoved:
+		return "removed"
+	case DiscoveryFailed:
+		return "discovery"
 	}
 	return "unknown"
 }

@@ -31,6 +31,10 @@
 #                   once the new leader is writable
 #   wait-members    wait until every member runs, one leads, and every
 #                   other streams from it with no replay lag
+#   tag-node PORT on|off
+#                   set or clear the member's noloadbalance tag and reload
+#                   Patroni's configuration; returns once its REST API
+#                   reports it
 #
 # Environment:
 #   RWPOOL_PATRONI_DIR        state dir (default /tmp/rwpool-patroni)
@@ -488,6 +492,29 @@ cmd_switchover() {
     log "switched over: pg$l -> pg$c (${PG_PORTS[$c]})"
 }
 
+# tag_is I on|off: member I's REST API reports the noloadbalance tag as
+# asked.
+tag_is() {
+    local got
+    got=$(rest "${REST_PORTS[$1]}" /patroni | python3 -c 'import json,sys; print("on" if json.load(sys.stdin).get("tags", {}).get("noloadbalance") else "off")' 2>/dev/null) || return 1
+    [ "$got" = "$2" ]
+}
+
+# cmd_tag_node PORT on|off: sets or clears the member's noloadbalance tag
+# (Patroni's "no reads here") and makes Patroni reload its configuration,
+# as an operator taking a replica out of the reads would.
+cmd_tag_node() {
+    local i
+    ports
+    i=$(member_of "$1")
+    case "$2" in on | off) ;; *) die "tag-node: want on or off" ;; esac
+    sed -i '/^tags:/,$d' "$STATE/pg$i.yml"
+    [ "$2" = on ] && printf 'tags:\n  noloadbalance: true\n' >>"$STATE/pg$i.yml"
+    kill -HUP "$(agent_pid "$i")"
+    wait_until "$TIMEOUT" tag_is "$i" "$2" || die "pg$i does not report noloadbalance=$2"
+    log "pg$i ($1): noloadbalance $2"
+}
+
 main() {
     case "${1:-}" in
     up) cmd_up ;;
@@ -507,6 +534,10 @@ main() {
         start_agent "$(member_of "$2")"
         ;;
     switchover) cmd_switchover "${2:-}" ;;
+    tag-node)
+        [ "$#" -eq 3 ] || die "usage: tag-node PORT on|off"
+        cmd_tag_node "$2" "$3"
+        ;;
     wait-members) cmd_wait_members ;;
     *)
         sed -n '2,/^$/p' "$SCRIPT_PATH" | sed 's/^# \{0,1\}//' >&2
