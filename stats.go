@@ -177,12 +177,25 @@ func (s Snapshot) String() string {
 		if n.Behind {
 			reports += " (behind another replica, no writable primary)"
 		}
+		if n.Draining {
+			reports += " (left its source, draining)"
+		}
 		fmt.Fprintf(w, "%s\t%s\t%d\t%s\t%d/%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\n",
 			n.Name, n.Role, n.Weight, n.State, n.Open, n.MaxOpen, n.Idle, n.InUse, n.Waiting,
 			n.Served, n.Errors, n.Replays, n.Fallbacks, n.Trips, n.WaitCount,
 			n.WaitDuration.Round(time.Microsecond), n.ProbeLatency.Round(time.Microsecond), lag, reports)
 	}
 	w.Flush()
+	for _, d := range s.Discovery {
+		fmt.Fprintf(&b, "discover %s (%s): %d replicas, %d rounds, %d failed", d.Name, d.Source, d.Members, d.Rounds, d.Failures)
+		if d.LastError != "" {
+			fmt.Fprintf(&b, "; failing, keeping the last good set: %s", d.LastError)
+		}
+		if len(d.Pending) > 0 {
+			fmt.Fprintf(&b, "; %d not answering yet", len(d.Pending))
+		}
+		b.WriteByte('\n')
+	}
 	return b.String()
 }
 

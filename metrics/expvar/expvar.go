@@ -111,7 +111,20 @@ func publish(name string, v expvar.Var) (err error) {
 
 // snapshot is the JSON form of an rwpool.Snapshot.
 type snapshot struct {
-	Nodes []node `json:"nodes"`
+	Nodes     []node   `json:"nodes"`
+	Discovery []source `json:"discovery,omitempty"`
+}
+
+// source is the JSON form of an rwpool.DiscoveryStats.
+type source struct {
+	Name      string            `json:"name"`
+	Source    string            `json:"source"` // passwords redacted
+	Members   int64             `json:"members"`
+	Rounds    int64             `json:"rounds"`
+	Failures  int64             `json:"failures"`
+	LastError string            `json:"last_error,omitempty"`
+	LastOK    time.Time         `json:"last_ok"`
+	Pending   map[string]string `json:"pending,omitempty"`
 }
 
 // node is the JSON form of an rwpool.NodeStats. Every integer is an int64,
@@ -159,6 +172,8 @@ type node struct {
 	RoleMismatch        bool      `json:"role_mismatch"`
 	Rejoining           bool      `json:"rejoining"`
 	Behind              bool      `json:"behind"`
+	Source              string    `json:"source,omitempty"`
+	Draining            bool      `json:"draining"`
 	StatusError         string    `json:"status_error,omitempty"`
 	FailoverWaits       int64     `json:"failover_waits"`
 	FailoverWaitSeconds float64   `json:"failover_wait_seconds"`
@@ -236,6 +251,8 @@ func fromSnapshot(s rwpool.Snapshot) snapshot {
 			StatusError:         n.StatusError,
 			FailoverWaits:       n.FailoverWaits,
 			FailoverWaitSeconds: n.FailoverWaitDuration.Seconds(),
+			Source:              n.Source,
+			Draining:            n.Draining,
 		}
 		// An unavailable node has been unavailable since it entered that
 		// state.
@@ -250,6 +267,10 @@ func fromSnapshot(s rwpool.Snapshot) snapshot {
 			out.Nodes[i].Latency = append(out.Nodes[i].Latency, latency{Kind: l.Kind, Outcome: l.Outcome, Count: l.Count,
 				SumSeconds: l.Sum.Seconds(), P50Seconds: l.Quantile(0.5).Seconds(), P99Seconds: l.Quantile(0.99).Seconds()})
 		}
+	}
+	for _, d := range s.Discovery {
+		out.Discovery = append(out.Discovery, source{Name: d.Name, Source: d.Source, Members: int64(d.Members),
+			Rounds: d.Rounds, Failures: d.Failures, LastError: d.LastError, LastOK: d.LastOK, Pending: d.Pending})
 	}
 	return out
 }

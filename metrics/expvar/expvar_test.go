@@ -77,6 +77,8 @@ type varJSON struct {
 		RoleMismatch        bool       `json:"role_mismatch"`
 		Rejoining           bool       `json:"rejoining"`
 		Behind              bool       `json:"behind"`
+		Source              string     `json:"source"`
+		Draining            bool       `json:"draining"`
 		StatusError         string     `json:"status_error"`
 		FailoverWaits       int64      `json:"failover_waits"`
 		FailoverWaitSeconds float64    `json:"failover_wait_seconds"`
@@ -89,6 +91,16 @@ type varJSON struct {
 			P99Seconds float64 `json:"p99_seconds"`
 		} `json:"latency"`
 	} `json:"nodes"`
+	Discovery []struct {
+		Name      string            `json:"name"`
+		Source    string            `json:"source"`
+		Members   int64             `json:"members"`
+		Rounds    int64             `json:"rounds"`
+		Failures  int64             `json:"failures"`
+		LastError string            `json:"last_error"`
+		LastOK    time.Time         `json:"last_ok"`
+		Pending   map[string]string `json:"pending"`
+	} `json:"discovery"`
 }
 
 var seq atomic.Int64

@@ -140,6 +140,10 @@ const (
 	// followed (follow_promotion), is not yet seen following the new
 	// primary and serves no read, else 0; Int64ObservableGauge, no unit.
 	MetricNodeRejoining = "rwpool.node.rejoining"
+	// MetricNodeDraining is 1 while a node, a replica a discover source
+	// found, has left its source and finishes the statements running on
+	// it (it takes no new one), else 0.
+	MetricNodeDraining = "rwpool.node.draining"
 	// MetricNodeBehind is 1 while a replica, with no writable primary (a
 	// failover under way, follow_promotion), has applied less than another
 	// available replica and serves no read, else 0; Int64ObservableGauge,
@@ -293,6 +297,7 @@ func register(stats func() (rwpool.Snapshot, error), configure func(rwpool.Optio
 		lag             = f64(m.Float64ObservableGauge(MetricReplicationLag, metric.WithUnit("s"), metric.WithDescription("Replication lag of the replica behind the primary, as last measured (not observed until measured, nor for the primary).")))
 		roleSince       = f64(m.Float64ObservableGauge(MetricNodeRoleSince, metric.WithUnit("s"), metric.WithDescription("When the node was given its current role by a promotion (follow_promotion), in seconds since the Unix epoch; 0 while it has the DSN's role.")))
 		mismatch        = i64(m.Int64ObservableGauge(MetricNodeRoleMismatch, metric.WithDescription("1 if the node reports a role its configuration does not expect (a writable replica or a read-only primary), else 0.")))
+		draining        = i64(m.Int64ObservableGauge(MetricNodeDraining, metric.WithDescription("1 while the node, a replica a discover source found, has left its source and finishes the statements running on it (it takes no new one), else 0.")))
 		rejoining       = i64(m.Int64ObservableGauge(MetricNodeRejoining, metric.WithDescription("1 while the node, after a promotion rwpool followed, is not yet seen following the new primary and serves no read, else 0.")))
 		behind          = i64(m.Int64ObservableGauge(MetricNodeBehind, metric.WithDescription("1 while the replica, with no writable primary (a failover under way), has applied less than another available replica and serves no read, else 0.")))
 		lagging         = i64(m.Int64ObservableGauge(MetricNodeLagging, metric.WithDescription("1 while the replica is out of reads because its replication lag exceeds max_lag, else 0.")))
@@ -365,6 +370,7 @@ func register(stats func() (rwpool.Snapshot, error), configure func(rwpool.Optio
 			}
 			o.ObserveInt64(mismatch, boolInt64(n.RoleMismatch()), a)
 			o.ObserveInt64(rejoining, boolInt64(n.Rejoining), a)
+			o.ObserveInt64(draining, boolInt64(n.Draining), a)
 			o.ObserveInt64(behind, boolInt64(n.Behind), a)
 			o.ObserveFloat64(roleSince, unixSeconds(n.RoleSince), a)
 			o.ObserveInt64(lagging, boolInt64(n.State == rwpool.Lagging), a)
@@ -378,7 +384,7 @@ func register(stats func() (rwpool.Snapshot, error), configure func(rwpool.Optio
 		}
 		return nil
 	}, open, idle, inUse, maxOpen, waiters, waits, waitTime, served, stmtErrs, trips, replays, fallbacks, causalReads, causalWaits, causalWaitTime, causalFallbacks, tooStale, hedges, hedgeWins, refused, available, probe, balance,
-		lag, mismatch, rejoining, behind, roleSince, lagging, dialed, closed, resets, failoverWaits, failoverTime)
+		lag, mismatch, rejoining, draining, behind, roleSince, lagging, dialed, closed, resets, failoverWaits, failoverTime)
 	if err != nil {
 		return nil, fmt.Errorf("rwotel: %w", err)
 	}

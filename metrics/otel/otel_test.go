@@ -68,6 +68,7 @@ var instruments = map[string]struct {
 	rwotel.MetricReplicationLag:     {gauge, "s"},
 	rwotel.MetricNodeRoleMismatch:   {gauge, ""},
 	rwotel.MetricNodeRejoining:      {gauge, ""},
+	rwotel.MetricNodeDraining:       {gauge, ""},
 	rwotel.MetricNodeBehind:         {gauge, ""},
 	rwotel.MetricNodeRoleSince:      {gauge, "s"},
 	rwotel.MetricNodeLagging:        {gauge, ""},
@@ -380,6 +381,7 @@ func TestRegisterReportsSnapshot(t *testing.T) {
 		rwotel.MetricNodeBalanceLatency: series(0, 0, 0), // balance=weighted measures nothing
 		rwotel.MetricNodeRoleMismatch:   series(0, 0, 0),
 		rwotel.MetricNodeRejoining:      series(0, 0, 0),
+		rwotel.MetricNodeDraining:       series(0, 0, 0),
 		rwotel.MetricNodeBehind:         series(0, 0, 0),
 		rwotel.MetricNodeRoleSince:      series(0, 0, 0), // the DSN's roles
 		rwotel.MetricNodeLagging:        series(0, 0, 0),

@@ -94,7 +94,9 @@ type collector struct {
 	available, probeLatency                     *prometheus.Desc
 	balanceLatency                              *prometheus.Desc
 	replicationLag, roleMismatch, lagging       *prometheus.Desc
-	rejoining                                   *prometheus.Desc
+	rejoining, draining                         *prometheus.Desc
+	discMembers, discRounds, discFailures       *prometheus.Desc
+	discFailing                                 *prometheus.Desc
 	behind                                      *prometheus.Desc
 	roleSince                                   *prometheus.Desc
 	dials, closed, resets                       *prometheus.Desc
@@ -139,6 +141,11 @@ func newCollector(stats func() (rwpool.Snapshot, error), opts []Option) (*collec
 	desc := func(name, help string) *prometheus.Desc {
 		return prometheus.NewDesc(prometheus.BuildFQName(cfg.namespace, "", name), help, labels, cfg.constLabels)
 	}
+	// A discover source's metrics are labelled with its name (its name=
+	// attribute, or its scheme).
+	sourceDesc := func(name, help string) *prometheus.Desc {
+		return prometheus.NewDesc(prometheus.BuildFQName(cfg.namespace, "", name), help, []string{"source"}, cfg.constLabels)
+	}
 	col := &collector{
 		stats:             stats,
 		connOpen:          desc("connections_open", "Real connections open to the node: idle, in use and being dialed."),
@@ -167,6 +174,11 @@ func newCollector(stats func() (rwpool.Snapshot, error), opts []Option) (*collec
 		replicationLag:    desc("replication_lag_seconds", "Replication lag of the replica behind the primary, in seconds, as last measured (no series until measured, none for the primary)."),
 		roleMismatch:      desc("node_role_mismatch", "1 if the node reports a role its configuration does not expect (a writable replica or a read-only primary), else 0."),
 		behind:            desc("node_behind", "1 while the replica, with no writable primary (a failover under way), has applied less than another available replica and serves no read, else 0."),
+		draining:          desc("node_draining", "1 while the node, a replica a discover source found, has left its source and finishes the statements running on it (it takes no new one), else 0."),
+		discMembers:       sourceDesc("discovery_members", "Replicas the discover source found that answered their first probe and are in the reads."),
+		discRounds:        sourceDesc("discovery_rounds_total", "Times the discover source was asked for its replicas."),
+		discFailures:      sourceDesc("discovery_failures_total", "Times the discover source failed, or answered no usable replica, and the replicas of its last good answer were kept."),
+		discFailing:       sourceDesc("discovery_failing", "1 while the discover source's last answer failed (its last good set is kept), else 0."),
 		rejoining:         desc("node_rejoining", "1 while the node, after a promotion rwpool followed, is not yet seen following the new primary and serves no read, else 0."),
 		roleSince:         desc("node_role_since_seconds", "Unix time when the node was given its current role by a promotion (follow_promotion); 0 while it has the DSN's role."),
 		lagging:           desc("node_lagging", "1 while the replica is out of reads because its replication lag exceeds max_lag, else 0."),
@@ -203,6 +215,7 @@ func (c *collector) descs() []*prometheus.Desc {
 		c.hedges, c.hedgeWins, c.hedgesRefused,
 		c.available, c.probeLatency, c.balanceLatency,
 		c.replicationLag, c.roleMismatch, c.lagging, c.roleSince, c.rejoining, c.behind,
+		c.draining, c.discMembers, c.discRounds, c.discFailures, c.discFailing,
 		c.dials, c.closed, c.resets,
 		c.statementDuration, c.failoverWaits, c.failoverWaitSecs,
 	}
@@ -260,6 +273,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		send(c.roleMismatch, gauge, boolFloat(n.RoleMismatch()))
 		send(c.rejoining, gauge, boolFloat(n.Rejoining))
+		send(c.draining, gauge, boolFloat(n.Draining))
 		send(c.behind, gauge, boolFloat(n.Behind))
 		send(c.roleSince, gauge, unixSeconds(n.RoleSince))
 		send(c.lagging, gauge, boolFloat(n.State == rwpool.Lagging))
@@ -273,6 +287,15 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		for _, l := range n.Latency {
 			ch <- newLatencyMetric(c.statementDuration, c.latencyBounds, l, n.Name, n.Role, l.Kind, l.Outcome)
 		}
+	}
+	for _, d := range s.Discovery {
+		send := func(desc *prometheus.Desc, t prometheus.ValueType, v float64) {
+			ch <- prometheus.MustNewConstMetric(desc, t, v, d.Name)
+		}
+		send(c.discMembers, gauge, float64(d.Members))
+		send(c.discRounds, counter, float64(d.Rounds))
+		send(c.discFailures, counter, float64(d.Failures))
+		send(c.discFailing, gauge, boolFloat(d.LastError != ""))
 	}
 }
 

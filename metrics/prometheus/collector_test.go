@@ -53,6 +53,7 @@ var metricNames = []string{
 	lagMetric,
 	"rwpool_node_role_mismatch",
 	"rwpool_node_rejoining",
+	"rwpool_node_draining",
 	"rwpool_node_behind",
 	"rwpool_node_role_since_seconds",
 	"rwpool_node_lagging",
@@ -304,6 +305,11 @@ rwpool_node_available{node="replica2",role="replica"} 0
 rwpool_node_behind{node="primary",role="primary"} 0
 rwpool_node_behind{node="replica1",role="replica"} 0
 rwpool_node_behind{node="replica2",role="replica"} 0
+# HELP rwpool_node_draining 1 while the node, a replica a discover source found, has left its source and finishes the statements running on it (it takes no new one), else 0.
+# TYPE rwpool_node_draining gauge
+rwpool_node_draining{node="primary",role="primary"} 0
+rwpool_node_draining{node="replica1",role="replica"} 0
+rwpool_node_draining{node="replica2",role="replica"} 0
 # HELP rwpool_node_lagging 1 while the replica is out of reads because its replication lag exceeds max_lag, else 0.
 # TYPE rwpool_node_lagging gauge
 rwpool_node_lagging{node="primary",role="primary"} 0

@@ -1,7 +1,9 @@
 package rwprom_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -15,8 +17,27 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/rwpool/rwpool"
+	"github.com/rwpool/rwpool/discovery"
 	"github.com/rwpool/rwpool/internal/metricstest"
 )
+
+// discoveryMetricNames are the metrics of a discover source, labelled by
+// source rather than node.
+var discoveryMetricNames = []string{
+	"rwpool_discovery_members", "rwpool_discovery_rounds_total",
+	"rwpool_discovery_failures_total", "rwpool_discovery_failing",
+}
+
+func init() {
+	discovery.Register("rwpromtest", func(string) (discovery.Source, error) { return downSource{}, nil })
+}
+
+// downSource is a discover source that always fails.
+type downSource struct{}
+
+func (downSource) Members(context.Context) ([]discovery.Member, error) {
+	return nil, errors.New("down")
+}
 
 // dashboardFile is the Grafana dashboard for the collector's metrics.
 const dashboardFile = "grafana/rwpool.json"
@@ -145,7 +166,9 @@ func exportedMetrics(t *testing.T) map[string]map[string]bool {
 	pgFake.SetStatus(nodeDSN(t, "primary"), metricstest.Status{LSN: "0/2000", ReplayAge: -1})
 	pgFake.SetStatus(nodeDSN(t, "replica1"), metricstest.Status{ReadOnly: true, LSN: "0/1000", ReplayAge: 1})
 	pgFake.SetStatus(nodeDSN(t, "replica2"), metricstest.Status{ReadOnly: true, LSN: "0/2000", ReplayAge: -1})
-	c := metricstest.NewCluster(t, pgFake, "check_interval=10ms")
+	// A discover source, so that its metrics are exported too: one that
+	// fails (rwpool_discovery_failing 1) is enough.
+	c := metricstest.NewCluster(t, pgFake, "check_interval=10ms;discover=rwpromtest:down")
 	waitFor(t, c.DB, "the replicas' lag", func(s rwpool.Snapshot) bool { return s.Nodes[1].LagKnown && s.Nodes[2].LagKnown })
 	mustQuery(t, c.DB, "SELECT 1") // a statement: rwpool_statement_duration_seconds has series
 	reg := prometheus.NewPedanticRegistry()
@@ -172,8 +195,8 @@ func exportedMetrics(t *testing.T) map[string]map[string]bool {
 		bucket["le"] = true
 		out[mf.GetName()+"_bucket"], out[mf.GetName()+"_sum"], out[mf.GetName()+"_count"] = bucket, labels, labels
 	}
-	if len(out) != len(metricNames)+2*len(histogramNames) {
-		t.Fatalf("collected %d series names, want %d: %v", len(out), len(metricNames)+2*len(histogramNames), out)
+	if len(out) != len(metricNames)+2*len(histogramNames)+len(discoveryMetricNames) {
+		t.Fatalf("collected %d series names, want %d: %v", len(out), len(metricNames)+2*len(histogramNames)+len(discoveryMetricNames), out)
 	}
 	return out
 }
