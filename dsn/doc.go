@@ -71,6 +71,9 @@
 //	reset_query      (none)      run at the end of a lease that changed a
 //	                             connection's session state, instead of closing
 //	                             the connection (e.g. 'DISCARD ALL')
+//	discover         (none)      a source of replicas found at run time,
+//	                             scheme:target; zero or more (at most
+//	                             MaxDiscover); see Discovery
 //
 // Integers are decimal. Durations use Go syntax (500ms, 2s, 1m30s; see
 // time.ParseDuration) and must not be negative. A key other than replica
@@ -88,6 +91,13 @@
 //	        "replica2", ... for the replicas in order of appearance. Names
 //	        must be non-empty, free of control characters and unique across
 //	        all nodes (an explicit name may not take another node's default).
+//
+// A discover value may be followed by the attributes weight (as a
+// replica's, for every replica it finds), name (default the source's
+// scheme; unique, without '/') and every (how often the source is asked,
+// a positive duration, default 10s):
+//
+//	discover='srv:_postgresql._tcp.shop-replicas.svc.cluster.local' every=5s weight=2
 //
 // # Configs built in Go
 //
