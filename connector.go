@@ -60,9 +60,11 @@ type Connector struct {
 	primaryWatch primaryWatch // wakes writes waiting for the primary (failover_wait)
 	writeWaiters atomic.Int64 // writes waiting for the primary now
 
-	stop      chan struct{} // closed by Close: stops the health checkers
-	bg        background    // every background goroutine
-	workers   callWorkers   // idle goroutines for watched queries and execs (watchcall.go)
+	stop      chan struct{}   // closed by Close: stops the health checkers
+	bgCtx     context.Context // cancelled by Close, with stop: the discover sources' questions
+	bgCancel  context.CancelFunc
+	bg        background  // every background goroutine
+	workers   callWorkers // idle goroutines for watched queries and execs (watchcall.go)
 	closed    atomic.Bool
 	closeOnce sync.Once
 	closeErr  error
@@ -110,6 +112,7 @@ func NewConnector(cfg *dsn.Config, opts ...Option) (*Connector, error) {
 		watch: needsWatch(cp.Driver), cheapCtx: driverinfo.TiesContextCheaply(cp.Driver),
 		safeBadConn: driverinfo.SafeBadConn(cp.Driver), barGone: barGoneAfter}
 	c.drv = &Driver{c: c}
+	c.bgCtx, c.bgCancel = context.WithCancel(context.Background())
 	// Only MySQL and MariaDB have statements that read the previous
 	// statement's diagnostics (routing.Previous); PostgreSQL has none at
 	// the top level, so its leases need not keep a connection back.
@@ -290,6 +293,7 @@ func (c *Connector) Close() error {
 		nodes = append(nodes, c.draining...)
 		c.topoMu.Unlock()
 		close(c.stop)
+		c.bgCancel()
 		c.primaryWatch.signal()
 		var errs []error
 		for _, n := range nodes {

@@ -76,15 +76,7 @@ func (c *Connector) startDiscovery(real driver.Driver) error {
 
 // run asks the source at once, then every Every, until Close.
 func (d *discoverer) run() {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { // ends with run: cancel closes ctx
-		select {
-		case <-d.c.stop:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
+	ctx := d.c.bgCtx // cancelled by Close: a round in flight ends at once
 	t := time.NewTimer(0)
 	defer t.Stop()
 	for {

@@ -22,7 +22,7 @@ type simAction struct {
 var simUndone = map[string]bool{
 	"kill": true, "hang": true, "slow": true, "slow-positions": true, "lossy": true, "pooler": true,
 	"delay": true, "readonly-toggle": true, "writable-replica": true,
-	"crash-failover": true, "move-replica": true,
+	"crash-failover": true, "move-replica": true, "leave": true, "discovery-down": true,
 }
 
 // runFaults plays the plan's schedule until it ends or stop closes.
@@ -157,7 +157,7 @@ func (r *simRun) onPrimary(f simFault) bool {
 	switch f.Kind {
 	case "switchover", "crash-failover", "readonly-toggle":
 		return true
-	case "delay", "writable-replica", "move-replica":
+	case "delay", "writable-replica", "move-replica", "leave", "discovery-down":
 		return false
 	}
 	return f.Target == "primary"
@@ -203,10 +203,14 @@ func (r *simRun) apply(f simFault) (simTarget, bool) {
 	cl := r.cl
 	role := f.Target
 	switch f.Kind {
-	case "delay", "writable-replica", "move-replica":
+	case "delay", "writable-replica", "move-replica", "leave", "discovery-down":
 		role = "replica"
 	case "switchover", "crash-failover", "readonly-toggle":
 		role = "primary"
+	}
+	if f.Kind == "discovery-down" {
+		r.src.fail(1)
+		return simTarget{at: r.since()}, true
 	}
 	s, ok := r.resolve(f, role)
 	if !ok {
@@ -215,6 +219,11 @@ func (r *simRun) apply(f simFault) (simTarget, bool) {
 	}
 	tg := simTarget{server: s, wasPrimary: s == cl.Primary(), at: r.since()}
 	switch f.Kind {
+	case "leave":
+		if !r.src.leave(s) {
+			r.logf("fault %s: %s is no member of the discover source", f.Kind, s)
+			return simTarget{}, false
+		}
 	case "kill":
 		cl.Kill(s)
 	case "hang":
@@ -329,6 +338,10 @@ func (r *simRun) undo(f simFault, tg simTarget) {
 		}
 	case "move-replica":
 		cl.Move(s, s)
+	case "leave":
+		r.src.back(s)
+	case "discovery-down":
+		r.src.fail(-1)
 	}
 	r.logf("end of %s on %s", f.Kind, s)
 }

@@ -37,6 +37,11 @@ type simPlan struct {
 	CausalWait  *time.Duration `json:",omitempty"`
 	CausalError bool           `json:",omitempty"`
 
+	// Discover: the replicas are found by a discover source
+	// (simSource) instead of replica items, and the plan may take them
+	// out of it ("leave") or make it fail ("discovery-down").
+	Discover bool `json:",omitempty"`
+
 	// AllFaults keeps the fault schedules the exploration leaves out as
 	// known open (runFaults), as -sim.strict does: for a regression plan
 	// (testdata/simulation) whose bug lay in one.
@@ -145,7 +150,34 @@ func newSimPlan(seed uint64) simPlan {
 		p.Faults = append(p.Faults, f)
 	}
 	sortFaults(p.Faults)
+	p.drawDiscovery(seed)
 	return p
+}
+
+// simDiscoveryFaults are the faults of a plan whose replicas a discover
+// source finds.
+var simDiscoveryFaults = []string{"leave", "discovery-down"}
+
+// drawDiscovery makes one plan in four find its replicas by discovery,
+// with up to three faults of the source. It draws from a stream of its
+// own, so that the plans of the seeds drawn before discovery existed
+// keep every other draw.
+func (p *simPlan) drawDiscovery(seed uint64) {
+	r := rand.New(rand.NewPCG(seed, 0xd15c))
+	if r.IntN(4) != 0 {
+		return
+	}
+	p.Discover = true
+	for range r.IntN(4) {
+		p.Faults = append(p.Faults, simFault{
+			At:     time.Duration(r.IntN(int(p.Dur/time.Millisecond)*3/4)) * time.Millisecond,
+			Kind:   simDiscoveryFaults[r.IntN(len(simDiscoveryFaults))],
+			Target: "replica",
+			Pick:   r.IntN(8),
+			For:    time.Duration(50+r.IntN(700)) * time.Millisecond,
+		})
+	}
+	sortFaults(p.Faults)
 }
 
 func sortFaults(fs []simFault) {
@@ -161,6 +193,9 @@ func (p simPlan) String() string {
 	fmt.Fprintf(&b, "seed %d: %s, 1 primary + %d replicas %s behind", p.Seed, p.Flavor, p.Replicas, p.Lag)
 	if p.Balanced {
 		b.WriteString(" + a balancing replica endpoint")
+	}
+	if p.Discover {
+		b.WriteString(", the replicas found by discovery")
 	}
 	fmt.Fprintf(&b, "; %s\n  %d workers for %s doing %s", p.dsnOptions(), p.Workers, p.Dur, strings.Join(p.Ops, ","))
 	if p.CloseMid {

@@ -288,6 +288,7 @@ type simRun struct {
 	db2    *sql.DB // a second database over the same cluster, as another process would have (token-handover); nil without
 	start  time.Time
 	nodeEP map[string]string // rwpool node name -> endpoint
+	src    *simSource        // the discover source, with Discover
 
 	nextID   atomic.Int64
 	nextMono atomic.Int64 // numbers the sessions whose reads are judged by monotonic
@@ -576,8 +577,17 @@ func runSim(p simPlan) *simResult {
 	d := fmt.Sprintf("driver=%s;primary=%s", simcluster.DriverName(p.Flavor), cl.DSN("p"))
 	for i := 1; i <= p.Replicas; i++ {
 		ep := fmt.Sprintf("s%d", i)
+		if p.Discover {
+			r.nodeEP["d/"+ep] = ep
+			continue
+		}
 		d += fmt.Sprintf(";replica=%s weight=%d", cl.DSN(ep), 1+i%2)
 		r.nodeEP[fmt.Sprintf("replica%d", i)] = ep
+	}
+	if p.Discover {
+		r.src = newSimSource(name, p.Replicas)
+		defer simSources.Delete(name)
+		d += fmt.Sprintf(";discover='simsrc:%s' every=50ms name=d", name)
 	}
 	if p.Balanced {
 		var rs []string
@@ -635,7 +645,12 @@ func runSim(p simPlan) *simResult {
 	}
 	close(stop)
 	<-faultsDone
-	r.changing(true, cl.Heal)
+	r.changing(true, func() {
+		cl.Heal()
+		if r.src != nil {
+			r.src.heal()
+		}
+	})
 	r.logf("heal: every fault ended, primary %s, %s", cl.Primary(), cl.Describe())
 	healed := r.since()
 	if !waitTimeout(&workers, 10*time.Second) {

@@ -70,8 +70,17 @@ type drv struct{ f Flavor }
 
 var errRefused = &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
 
-// Open dials the endpoint a node DSN names.
+// Open dials the endpoint a node DSN names: CLUSTER/ENDPOINT, or, as
+// rwpool's discovery writes a replica's DSN from the primary's
+// (dsn.Node.WithAddress), CLUSTER/ENDPOINT host=OTHER, which dials OTHER.
 func (d *drv) Open(dsn string) (driver.Conn, error) {
+	if base, host, ok := strings.Cut(dsn, " host="); ok {
+		j := strings.LastIndexByte(base, '/')
+		if j < 0 {
+			return nil, fmt.Errorf("simcluster: no cluster for %q", dsn)
+		}
+		dsn = base[:j+1] + host
+	}
 	i := strings.LastIndexByte(dsn, '/') // endpoint names have none
 	if i < 0 {
 		return nil, fmt.Errorf("simcluster: no cluster for %q", dsn)
