@@ -109,6 +109,8 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 			cfg.Driver, strings.Join(sql.Drivers(), ", "))
 	}
 	nodes := append([]dsn.Node{cfg.Primary}, cfg.Replicas...)
+	found, discoverProblems := discoverNodes(cfg, o.timeout, stdout)
+	nodes = append(nodes, found...)
 	reports := make([]*nodeReport, len(nodes))
 	var wg sync.WaitGroup
 	for i, n := range nodes {
@@ -156,7 +158,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, ", follow_promotion=on")
 	}
 	fmt.Fprintln(stdout)
-	var problems []string
+	problems := discoverProblems
 	for _, r := range reports {
 		fmt.Fprintln(stdout)
 		r.print(stdout)
