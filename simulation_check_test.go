@@ -197,6 +197,13 @@ func (r *simRun) checkHistory() {
 		if op.Read && op.Must == "token-read" && errors.Is(op.Err, rwpool.ErrInvalidToken) {
 			r.violate("token-read", "a read resumed from a token of this very cluster failed as if it were another's: %s", op)
 		}
+		// ErrClosed counts here: benignEnd forgives it for the Close at
+		// the end, but a pool closed under a read is what a replica
+		// leaving must never cause.
+		if op.Read && op.Err != nil && r.onlyMembershipFaults() && !errors.Is(op.Err, context.DeadlineExceeded) &&
+			!errors.Is(op.Err, context.Canceled) && !errors.Is(op.Err, rwpool.ErrTooStale) {
+			r.violate("membership-read", "a read failed while the only faults were of the discover source (replicas leaving and joining, the source down): %s", op)
+		}
 		if !op.Read || op.Err != nil {
 			// An error is no success: a read refused with ErrTooStale
 			// (causal_fallback=error) found nothing, and is not judged.
@@ -390,4 +397,21 @@ func benignEnd(op *simOp) bool {
 		return true
 	}
 	return op.Deadline > 0 && op.End-op.Start >= op.Deadline-50*time.Millisecond
+}
+
+// onlyMembershipFaults reports whether the run's replicas come from a
+// discover source and its only faults are of that source: replicas that
+// leave it and come back, the source failing. Every server then answers,
+// so no read may fail (issue 23: replicas added and removed under load
+// with 0 failed reads).
+func (r *simRun) onlyMembershipFaults() bool {
+	if !r.p.Discover || r.p.CloseMid {
+		return false
+	}
+	for _, f := range r.p.Faults {
+		if !slices.Contains(simDiscoveryFaults, f.Kind) {
+			return false
+		}
+	}
+	return true
 }

@@ -363,7 +363,7 @@ func (res *simResult) failing() []simViolation {
 // often consequences of the earlier).
 var simKinds = []string{
 	"write-off-primary", "applied-twice", "acked-lost", "partial-tx", "session-read",
-	"token-read", "staleness", "monotonic", "abandoned-read", "phantom-read", "false-move", "conn-shared", "rows-open",
+	"token-read", "staleness", "monotonic", "abandoned-read", "phantom-read", "membership-read", "false-move", "conn-shared", "rows-open",
 	"gave-up-early", "wait-too-long", "deadline", "call-hangs", "stuck-probes",
 	"rotation", "close-leak", "goroutine-leak",
 }
