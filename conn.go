@@ -598,6 +598,12 @@ func (vc *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, 
 					vc.c.awaitPrimary(ctx, &until, err, true) == nil {
 					continue
 				}
+				// A read-only transaction routed to a replica that
+				// tripped, or left discovery, as it was routed: routing
+				// again takes another (the picker passes over both).
+				if opts.ReadOnly && attempt < maxWriteAttempts && n != vc.c.primaryNode() && replayable(ctx, err) {
+					continue
+				}
 				if !opts.ReadOnly && vc.c.cfg.FailoverWait > 0 {
 					return nil, afterWait(err)
 				}

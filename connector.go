@@ -99,6 +99,7 @@ func NewConnector(cfg *dsn.Config, opts ...Option) (*Connector, error) {
 		return nil, err
 	}
 	cp := *cfg
+	cp.Discover = slices.Clone(cfg.Discover) // not shared with cfg
 	nodes := cfg.Nodes() // a fresh slice, not shared with cfg
 	cp.Primary, cp.Replicas = nodes[0], nil
 	if len(nodes) > 1 {
@@ -267,6 +268,7 @@ func (c *Connector) Driver() driver.Driver { return c.drv }
 func (c *Connector) Config() *dsn.Config {
 	cp := c.cfg
 	cp.Replicas = slices.Clone(c.cfg.Replicas)
+	cp.Discover = slices.Clone(c.cfg.Discover)
 	return &cp
 }
 

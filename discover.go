@@ -114,10 +114,31 @@ func (d *discoverer) round(ctx context.Context) {
 		d.failing = false
 		d.c.notify(Event{Kind: health.DiscoveryFailed, Node: d.name, At: time.Now()})
 	}
-	var added, removed []*node
+	byName := make(map[string]discovery.Member, len(want))
+	for _, m := range want {
+		byName[m.Name] = m
+	}
+	// Gone: a member no longer listed, or listed at another address (a
+	// pod rescheduled under its name): its node, dialled at the old
+	// address, drains, and a node at the new one joins once it has.
+	var removed []*node
+	for name, n := range d.members {
+		if m, ok := byName[name]; ok && n.memberAddr == d.addrOf(m) || d.keep(n) {
+			continue
+		}
+		removed = append(removed, n)
+	}
+	var added []*node
 	joinFail := map[string]string{}
 	for _, m := range want {
-		if _, ok := d.members[m.Name]; ok || ctx.Err() != nil {
+		if n, ok := d.members[m.Name]; ok && !slices.Contains(removed, n) || ctx.Err() != nil {
+			continue
+		}
+		name := d.name + "/" + m.Name
+		if slices.ContainsFunc(removed, func(n *node) bool { return n.cfg.Name == name }) || d.c.isDraining(name) {
+			// One node per name at a time (Stats, metrics): the new one
+			// joins once the old one has drained.
+			joinFail[m.Name] = "waiting for its earlier node to drain"
 			continue
 		}
 		n, err := d.join(m)
@@ -128,21 +149,51 @@ func (d *discoverer) round(ctx context.Context) {
 		added = append(added, n)
 	}
 	d.joinFail.Store(&joinFail)
-	for name, n := range d.members {
-		if !slices.ContainsFunc(want, func(m discovery.Member) bool { return m.Name == name }) && n != d.c.primaryNode() {
-			removed = append(removed, n)
-		}
-	}
-	if !d.c.changeTopology(added, removed, d.name) {
+	added, ok := d.c.changeTopology(added, removed, d.name)
+	if !ok {
 		return // closed: changeTopology closed the new nodes
-	}
-	for _, n := range added {
-		d.members[n.member] = n
 	}
 	for _, n := range removed {
 		delete(d.members, n.member)
 	}
+	for _, n := range added {
+		d.members[n.member] = n
+	}
 	d.count.Store(int64(len(d.members)))
+}
+
+// addrOf returns where m listens, host:port, the primary DSN's port
+// standing for a member without one.
+func (d *discoverer) addrOf(m discovery.Member) string {
+	port := m.Port
+	if port == "" {
+		_, port = d.c.cfg.Primary.Address()
+	}
+	return net.JoinHostPort(m.Host, port)
+}
+
+// keep reports whether n stays although its source no longer lists it:
+// it is the primary, or, with follow_promotion, it reports itself
+// writable (a source stops listing a replica as one the moment it is
+// promoted, Patroni's as soon as it holds the leader key, which may be
+// before rwpool's next status read of it follows the promotion). It
+// leaves once it is neither.
+func (d *discoverer) keep(n *node) bool {
+	if n == d.c.primaryNode() {
+		return true
+	}
+	if !d.c.cfg.FollowPromotion {
+		return false
+	}
+	// Its status is read afresh: the last status read may be up to a
+	// check_interval old, from before the promotion.
+	var conn driver.Conn
+	n.probe(&conn, true)
+	if conn != nil {
+		conn.Close()
+	}
+	ro, known := n.health.ReadOnly()
+	return known && !ro || n == d.c.primaryNode()
 }
 
 // usable returns the members of an answer that can be used: named, with a
@@ -159,25 +210,19 @@ func (d *discoverer) usable(ms []discovery.Member, err error) ([]discovery.Membe
 	taken := map[string]bool{}
 	for _, n := range d.c.topo().nodes {
 		if n.src != d {
-			h, p := n.cfg.Address()
-			taken[net.JoinHostPort(h, p)] = true
+			taken[n.hostPort()] = true
 		}
 	}
-	primaryPort := func() string { _, p := d.c.cfg.Primary.Address(); return p }()
 	seen := map[string]bool{}
 	var out []discovery.Member
 	var bad int
 	for _, m := range ms {
-		port := m.Port
-		if port == "" {
-			port = primaryPort
-		}
 		if m.Name == "" || m.Host == "" || seen[m.Name] || !validPort(m.Port) || hasCtl(m.Name) {
 			bad++
 			continue
 		}
 		seen[m.Name] = true
-		if taken[net.JoinHostPort(m.Host, port)] {
+		if taken[d.addrOf(m)] {
 			continue
 		}
 		out = append(out, m)
@@ -185,8 +230,10 @@ func (d *discoverer) usable(ms []discovery.Member, err error) ([]discovery.Membe
 	if room := dsn.MaxReplicas - len(d.c.cfg.Replicas); len(out) > room {
 		return nil, fmt.Errorf("the source answered %d replicas, more than %d", len(out), room)
 	}
-	if len(out) == 0 && bad > 0 {
-		return nil, fmt.Errorf("the source answered %d members, none usable (no name, no host, a bad port)", len(ms))
+	if len(out) == 0 {
+		// Nothing usable is no answer: taken as one, it would empty the
+		// source's replicas.
+		return nil, fmt.Errorf("the source answered %d members, none usable (%d without a name or a host or with a bad port, the others nodes rwpool has already)", len(ms), bad)
 	}
 	return out, nil
 }
@@ -228,15 +275,18 @@ func (d *discoverer) join(m discovery.Member) (*node, error) {
 	if err != nil {
 		return nil, err
 	}
-	n.src, n.member, n.stop = d, m.Name, make(chan struct{})
+	n.src, n.member, n.memberAddr, n.stop = d, m.Name, d.addrOf(m), make(chan struct{})
 	var conn driver.Conn
 	_, err = n.probe(&conn, true)
 	if conn != nil {
 		conn.Close()
 	}
-	if err == nil && c.cfg.FollowPromotion {
+	if err == nil {
+		// A replica that is writable is no replica: the primary, listed
+		// by another name or address than the DSN's (a service over
+		// every pod, by IP), or a server promoted by hand.
 		if ro, known := n.health.ReadOnly(); known && !ro {
-			err = errors.New("it reports itself writable")
+			err = errors.New("it reports itself writable (the primary?)")
 		}
 	}
 	if err != nil {
@@ -249,26 +299,41 @@ func (d *discoverer) join(m discovery.Member) (*node, error) {
 
 // changeTopology publishes the topology without removed and with added,
 // starts the new nodes' checkers and drains the removed ones. It returns
-// false, having closed the added nodes, when c is closed.
-func (c *Connector) changeTopology(added, removed []*node, source string) bool {
+// the nodes it added: not those whose address another source's node took
+// meanwhile (two sources listing one replica, joined at once), which it
+// closes; and false, having closed every added node, when c is closed.
+func (c *Connector) changeTopology(added, removed []*node, source string) ([]*node, bool) {
 	if len(added) == 0 && len(removed) == 0 {
-		return !c.closed.Load()
+		return nil, !c.closed.Load()
 	}
 	c.topoMu.Lock()
 	if c.closed.Load() {
 		c.topoMu.Unlock()
-		for _, n := range added {
-			n.pool.Close()
-			closeConnector(n.conn.Connector)
-		}
-		return false
+		closeNodes(added)
+		return nil, false
 	}
 	cur := c.topo().nodes
 	nodes := make([]*node, 0, len(cur)+len(added))
+	taken := make(map[string]bool, len(cur))
 	for _, n := range cur {
 		if !slices.Contains(removed, n) {
 			nodes = append(nodes, n)
+			taken[n.hostPort()] = true
 		}
+	}
+	var dup []*node
+	added = slices.DeleteFunc(added, func(n *node) bool {
+		if taken[n.hostPort()] {
+			dup = append(dup, n)
+			return true
+		}
+		taken[n.hostPort()] = true
+		return false
+	})
+	defer closeNodes(dup)
+	if len(added) == 0 && len(removed) == 0 {
+		c.topoMu.Unlock()
+		return nil, true
 	}
 	nodes = append(nodes, added...)
 	for _, n := range removed {
@@ -277,7 +342,9 @@ func (c *Connector) changeTopology(added, removed []*node, source string) bool {
 	}
 	c.top.Store(c.newTopology(nodes))
 	for _, n := range added {
-		c.startChecker(n)
+		if c.cfg.Breaker {
+			c.startChecker(n)
+		}
 	}
 	for _, n := range removed {
 		close(n.stop)
@@ -290,9 +357,34 @@ func (c *Connector) changeTopology(added, removed []*node, source string) bool {
 	}
 	for _, n := range removed {
 		c.notify(Event{Kind: health.NodeRemoved, Node: n.cfg.Name, Role: dsn.RoleReplica.String(), To: n.health.State(), At: now,
-			Cause: fmt.Errorf("rwpool: node %s: gone from discover %s", n.cfg.Name, source)})
+			Cause: fmt.Errorf("rwpool: node %s: gone from discover %s, or moved", n.cfg.Name, source)})
 	}
-	return true
+	return added, true
+}
+
+// closeNodes closes the pools and connectors of nodes that never joined.
+func closeNodes(ns []*node) {
+	for _, n := range ns {
+		n.pool.Close()
+		closeConnector(n.conn.Connector)
+	}
+}
+
+// isDraining reports whether a node called name is still draining.
+func (c *Connector) isDraining(name string) bool {
+	c.topoMu.Lock()
+	defer c.topoMu.Unlock()
+	return slices.ContainsFunc(c.draining, func(n *node) bool { return n.cfg.Name == name })
+}
+
+// hostPort returns where n's DSN leads: the member's address for a
+// discovered node, host:port from the DSN for the others.
+func (n *node) hostPort() string {
+	if n.memberAddr != "" {
+		return n.memberAddr
+	}
+	h, p := n.cfg.Address()
+	return net.JoinHostPort(h, p)
 }
 
 // drainPoll is how often a draining node's pool is looked at.

@@ -83,11 +83,25 @@ func (d Discovery) Redacted() string {
 	if !ok {
 		return Redact(d.Source)
 	}
-	parts := strings.Split(target, ",")
-	for i, p := range parts {
-		parts[i] = Redact(p)
+	// A list of URLs is cut only where a ',' starts another URL: a
+	// password may hold a ',' of its own.
+	var b strings.Builder
+	b.WriteString(scheme + ":")
+	for start, i := 0, 0; i <= len(target); i++ {
+		if i == len(target) || target[i] == ',' && startsURL(target[i+1:]) {
+			b.WriteString(Redact(target[start:i]))
+			if i < len(target) {
+				b.WriteByte(',')
+			}
+			start = i + 1
+		}
 	}
-	return scheme + ":" + strings.Join(parts, ",")
+	return b.String()
+}
+
+// startsURL reports whether s starts with "scheme://".
+func startsURL(s string) bool {
+	return formOf(s) == formURL
 }
 
 // validScheme reports whether s is a URL scheme (RFC 3986: a letter, then

@@ -63,7 +63,7 @@ const maxAnswer = 4 << 20
 // comma-separated. Its errors never show a password.
 func Open(target string) (*Source, error) {
 	s := &Source{client: &http.Client{}}
-	for _, raw := range strings.Split(target, ",") {
+	for _, raw := range splitURLs(target) {
 		u, err := url.Parse(strings.TrimSpace(raw))
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return nil, errors.New("patroni: want http(s)://host:port URLs, comma-separated")
@@ -175,4 +175,18 @@ func truthy(v any) bool {
 func lagWithin(raw json.RawMessage, max int64) bool {
 	n, err := strconv.ParseInt(string(raw), 10, 64)
 	return err == nil && n <= max
+}
+
+// splitURLs cuts a comma-separated list of URLs only where a ',' starts
+// another http(s) URL: a password may hold a ',' of its own.
+func splitURLs(s string) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == ',' && (strings.HasPrefix(s[i+1:], "http://") || strings.HasPrefix(s[i+1:], "https://")) {
+			out = append(out, s[start:i])
+			start = i + 1
+		}
+	}
+	return append(out, s[start:])
 }
