@@ -100,7 +100,7 @@ func NewConnector(cfg *dsn.Config, opts ...Option) (*Connector, error) {
 	}
 	cp := *cfg
 	cp.Discover = slices.Clone(cfg.Discover) // not shared with cfg
-	nodes := cfg.Nodes() // a fresh slice, not shared with cfg
+	nodes := cfg.Nodes()                     // a fresh slice, not shared with cfg
 	cp.Primary, cp.Replicas = nodes[0], nil
 	if len(nodes) > 1 {
 		cp.Replicas = nodes[1:]
