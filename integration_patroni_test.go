@@ -42,7 +42,7 @@ func patroniScenario(t *testing.T, switchover bool) {
 	// failover of 16.0 s failed the writes that had waited 15 s.
 	for _, wait := range []time.Duration{0, 25 * time.Second} {
 		t.Run(fmt.Sprintf("failover_wait=%s", wait), func(t *testing.T) {
-			runPatroni(t, pc, switchover, wait)
+			runPatroni(t, pc, switchover, wait, false)
 		})
 	}
 }
@@ -82,7 +82,23 @@ type patroniLog struct {
 	reads  []patroniRead
 }
 
-func runPatroni(t *testing.T, pc *testcluster.Patroni, switchover bool, wait time.Duration) {
+// TestPatroniDiscoveryFailover: the scenarios with the standbys found
+// through Patroni's /cluster (discover='patroni:…') instead of listed:
+// the standby Patroni promotes is a discovered node, which its source
+// stops listing as a replica the moment it leads; rwpool must keep it
+// and follow it, and the old leader, back as a standby, must not join
+// twice (it is the DSN's primary node).
+func TestPatroniDiscoveryFailover(t *testing.T) {
+	pc := testcluster.PatroniCluster(t)
+	for _, switchover := range []bool{false, true} {
+		name := map[bool]string{false: "crash", true: "switchover"}[switchover]
+		t.Run(name, func(t *testing.T) { runPatroni(t, pc, switchover, 25*time.Second, true) })
+	}
+}
+
+// runPatroni runs one scenario; with discover, rwpool is given the
+// leader alone and finds the standbys through Patroni's REST API.
+func runPatroni(t *testing.T, pc *testcluster.Patroni, switchover bool, wait time.Duration, discover bool) {
 	const table = "rw_patroni"
 	// Whatever the last scenario left (a crashed node being rewound): every
 	// member runs and streams from the leader.
@@ -100,12 +116,39 @@ func runPatroni(t *testing.T, pc *testcluster.Patroni, switchover bool, wait tim
 	mustPatroni(t, "wait-members") // the replicas have the table
 	setup.Close()
 
-	addrs := append([]string{cl.Primary}, cl.Replicas...) // Stats order
-	db, err := sql.Open("rwpool", cl.DSN(fmt.Sprintf("check_interval=%s;follow_promotion=on;failover_wait=%s", patroniCheckInterval, wait)))
+	addrs := append([]string{cl.Primary}, cl.Replicas...)
+	names := map[string]string{cl.Primary: "primary"} // node names by address
+	extra := fmt.Sprintf("check_interval=%s;follow_promotion=on;failover_wait=%s", patroniCheckInterval, wait)
+	dsnText := cl.DSN(extra)
+	if discover {
+		var urls []string
+		for _, r := range pc.REST {
+			urls = append(urls, "http://"+r)
+		}
+		dsnText = cl.DSNOver(cl.Primary, nil, extra+";discover='patroni:"+strings.Join(urls, ",")+"' every=500ms")
+		for i, a := range pc.Nodes {
+			if a != cl.Primary {
+				names[a] = fmt.Sprintf("patroni/pg%d", i) // scripts/patroni.sh names the members so
+			}
+		}
+	} else {
+		for i, a := range cl.Replicas {
+			names[a] = fmt.Sprintf("replica%d", i+1)
+		}
+	}
+	db, err := sql.Open("rwpool", dsnText)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	if discover {
+		if _, ok := poll(15*time.Second, func() bool {
+			got, _ := discoveredNodes(t, db)
+			return len(got) == 2
+		}); !ok {
+			t.Fatal("the standbys did not join from Patroni's /cluster within 15 s")
+		}
+	}
 
 	lg := &patroniLog{writes: map[int64]patroniWrite{}}
 	var ids sync.Mutex
@@ -162,10 +205,10 @@ func runPatroni(t *testing.T, pc *testcluster.Patroni, switchover bool, wait tim
 	if !switchover && (tDown.IsZero() || tKilled.Before(tDown)) {
 		tDown = tKilled
 	}
-	newIdx, oldIdx := slices.Index(addrs, newAddr), 0
+	oldIdx := 0 // the DSN's primary, first in Stats
 	if _, ok := poll(10*time.Second, func() bool {
 		s, err := rwpool.Stats(db)
-		return err == nil && s.Nodes[newIdx].Role == "primary"
+		return err == nil && slices.ContainsFunc(s.Nodes, func(n rwpool.NodeStats) bool { return n.Name == names[newAddr] && n.Role == "primary" })
 	}); !ok {
 		t.Fatalf("rwpool did not follow Patroni's new leader %s within 10 s", newAddr)
 	}
@@ -179,6 +222,11 @@ func runPatroni(t *testing.T, pc *testcluster.Patroni, switchover bool, wait tim
 		tDown.Sub(tFault).Round(time.Millisecond), newAddr, tWritable.Sub(tFault).Round(time.Millisecond),
 		time.Since(tRestarted).Round(time.Millisecond))
 	servesReadsAgain(t, db, oldIdx, "the old leader, now a standby of "+newAddr)
+	if s, _ := rwpool.Stats(db); discover && len(s.Nodes) != 3 {
+		// Patroni lists the old leader as a standby now, at the DSN
+		// primary's address: it must not join a second time.
+		t.Errorf("%d nodes after the failover, want the 3 members once each:\n%s", len(s.Nodes), s)
+	}
 	soak(time.Second)
 	wr, rr := writers.stop(), readers.stop()
 	watch.Stop()

@@ -161,7 +161,9 @@ func (n Node) WithAddress(host, port string) (Node, error) {
 		_, oldPort := splitHostPort(s[i+start : i+end])
 		n.DSN = s[:i+start] + hp(oldPort) + s[i+end:]
 		return n, nil
-	case formKV:
+	case formKV, formUnknown:
+		// Of no form known here, key=value appended, as a driver of
+		// libpq's syntax reads them, is the best guess.
 		var hasAddr bool
 		for _, f := range kvFields(s) {
 			if k, _, _ := strings.Cut(f, "="); strings.TrimSpace(k) == "hostaddr" {
@@ -194,22 +196,9 @@ func (n Node) WithAddress(host, port string) (Node, error) {
 			_, oldPort := splitHostPort(netAddr[4 : len(netAddr)-1])
 			n.DSN = head + "tcp(" + hp(oldPort) + ")" + rest
 			return n, nil
-		case strings.HasPrefix(netAddr, "unix"):
-			return n, errors.New("rwpool: dsn: a Unix socket address cannot be pointed at a host")
 		}
 	}
-	// Of no form known here: key=value appended, as a driver of libpq's
-	// syntax reads them, is the best guess.
-	_, oldPort := n.Address()
-	if port == "" {
-		port = oldPort
-	}
-	s += " host=" + host
-	if port != "" {
-		s += " port=" + port
-	}
-	n.DSN = s
-	return n, nil
+	return n, errors.New("rwpool: dsn: a go-sql-driver/mysql address of a network other than tcp (a Unix socket) cannot be pointed at a host")
 }
 
 // The forms of node DSN that Address and WithAddress know.
