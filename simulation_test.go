@@ -596,7 +596,11 @@ func runSim(p simPlan) *simResult {
 		}
 		cl.AddEndpoint("rr", rs...)
 		d += ";replica=" + cl.DSN("rr")
-		r.nodeEP[fmt.Sprintf("replica%d", p.Replicas+1)] = "rr"
+		rr := fmt.Sprintf("replica%d", p.Replicas+1)
+		if p.Discover {
+			rr = "replica1" // the DSN's only replica item
+		}
+		r.nodeEP[rr] = "rr"
 	}
 	d += ";" + p.dsnOptions()
 	leaks := goleak.IgnoreCurrent()
