@@ -287,8 +287,16 @@ func (s *session) rebase(p replication.Position) {
 // checker's first endpointMoveDials fresh dials reached one server), and
 // for good on one seen to balance over several, the replica is asked on
 // the very connection that serves the read, every time.
+//
+// A replica whose server reports itself writable is checked whatever its
+// position: that position is a primary's (its endpoint leads to the
+// primary for now: moved there, or a switchover made its server the
+// primary), and its next connection may lead back to a replica that has
+// not replayed it. Found by TestSimulation (session-read: a replica
+// endpoint moved onto the new primary of a switchover and back; seed
+// 4832197080334734703).
 func (p *readPlan) needsCheck(n *node) bool {
-	return !p.target.IsZero() && !n.isPrimary() && (!n.repl.position().Holds(p.target) || !n.endpoint.single())
+	return !p.target.IsZero() && !n.isPrimary() && (!n.repl.position().Holds(p.target) || !n.endpoint.single() || n.reportsWritable())
 }
 
 // wrote records a write of the session that just committed on pc, a
