@@ -165,7 +165,7 @@ func TestDiscoveryReadOnlyTxWhileLeaving(t *testing.T) {
 	if !rc.waitFor("a and b joined", 5*time.Second, func() bool { return len(rc.discovered()) == 2 }) {
 		t.Fatalf("a and b did not join: %+v", rc.c.Stats().Discovery)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
 	defer cancel()
 	var wg sync.WaitGroup
 	var txs, failed atomic.Int64
