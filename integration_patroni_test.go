@@ -1,9 +1,9 @@
 package rwpool_test
 
 import (
-	"flag"
 	"context"
 	"database/sql"
+	"flag"
 	"fmt"
 	"slices"
 	"strings"
