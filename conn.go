@@ -78,9 +78,14 @@ func (vc *conn) onPin(ctx context.Context, o ctxOpts, d routing.Decision, write 
 			if err != nil {
 				// Nothing was sent: with failover_wait, a write waits for
 				// the primary's next change and tries again.
-				if write && vc.c.cfg.FailoverWait > 0 && attempt < maxWriteAttempts && replayable(ctx, err) &&
-					vc.c.awaitPrimary(ctx, &until, err, true) == nil {
-					continue
+				if write && vc.c.cfg.FailoverWait > 0 && attempt < maxWriteAttempts && replayable(ctx, err) {
+					werr := vc.c.awaitPrimary(ctx, &until, err, true)
+					if werr == nil {
+						continue
+					}
+					if errors.Is(werr, ErrClosed) {
+						return werr // the wait ended with Close: that is the answer, not the dial's error
+					}
 				}
 				if write && vc.c.cfg.FailoverWait > 0 {
 					return afterWait(err)
@@ -594,9 +599,14 @@ func (vc *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, 
 				// Nothing was sent: with failover_wait, a read-write
 				// transaction waits for the primary's next change and
 				// tries again, as a write does (onPin).
-				if !opts.ReadOnly && vc.c.cfg.FailoverWait > 0 && attempt < maxWriteAttempts && replayable(ctx, err) &&
-					vc.c.awaitPrimary(ctx, &until, err, true) == nil {
-					continue
+				if !opts.ReadOnly && vc.c.cfg.FailoverWait > 0 && attempt < maxWriteAttempts && replayable(ctx, err) {
+					werr := vc.c.awaitPrimary(ctx, &until, err, true)
+					if werr == nil {
+						continue
+					}
+					if errors.Is(werr, ErrClosed) {
+						return nil, werr
+					}
 				}
 				// A read-only transaction routed to a replica that
 				// tripped, or left discovery, as it was routed: routing
