@@ -122,8 +122,16 @@ func (d *discoverer) round(ctx context.Context) {
 	// pod rescheduled under its name): its node, dialled at the old
 	// address, drains, and a node at the new one joins once it has.
 	var removed []*node
+	now := time.Now()
 	for name, n := range d.members {
-		if m, ok := byName[name]; ok && n.memberAddr == d.addrOf(m) || d.keep(n) {
+		if m, ok := byName[name]; ok && n.memberAddr == d.addrOf(m) {
+			n.absentSince = time.Time{}
+			continue
+		}
+		if n.absentSince.IsZero() {
+			n.absentSince = now
+		}
+		if now.Sub(n.absentSince) < d.grace() || d.keep(n) {
 			continue
 		}
 		removed = append(removed, n)
@@ -170,6 +178,21 @@ func (d *discoverer) addrOf(m discovery.Member) string {
 		_, port = d.c.cfg.Primary.Address()
 	}
 	return net.JoinHostPort(m.Host, port)
+}
+
+// grace is how long a member must be missing before its node leaves:
+// none without follow_promotion. With it, a standby being promoted drops
+// out of its source's replicas (Patroni lists it as the leader) while
+// its promotion runs and it still reports itself read-only; removed
+// then, it could never come back (a writable member does not join) and
+// the failover would go unfollowed (a CI run: Patroni's switchover to a
+// discovered standby). Three rounds and two status reads cover a
+// promotion's end.
+func (d *discoverer) grace() time.Duration {
+	if !d.c.cfg.FollowPromotion {
+		return 0
+	}
+	return max(3*d.d.Every, 2*d.c.cfg.CheckInterval+d.c.cfg.ProbeTimeout)
 }
 
 // keep reports whether n stays although its source no longer lists it:

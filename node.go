@@ -26,11 +26,12 @@ type node struct {
 	conn   nodeConnector // the real driver's connector, redacting and bounding dials
 
 	// Discovered replicas (discover.go); zero for the DSN's nodes.
-	src        *discoverer   // the source that found it
-	member     string        // its Member.Name there
-	memberAddr string        // and the address it was listed at, host:port
-	stop       chan struct{} // stops its health checker: closed when it leaves, or by Close
-	gone       atomic.Bool   // it left the topology and drains
+	src         *discoverer   // the source that found it
+	member      string        // its Member.Name there
+	memberAddr  string        // and the address it was listed at, host:port
+	absentSince time.Time     // when its source first stopped listing it; zero while listed (its discoverer's goroutine only)
+	stop        chan struct{} // stops its health checker: closed when it leaves, or by Close
+	gone        atomic.Bool   // it left the topology and drains
 
 	confirming   atomic.Bool                       // a confirming probe is running
 	doubted      atomic.Bool                       // a statement failed here as a dead or hung node fails, or ran past probe_timeout, and no confirming probe has answered since (isBehind)
