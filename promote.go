@@ -538,7 +538,27 @@ func (n *node) checkFollowing(st replication.Status) {
 		}
 		bar = nb
 	}
-	if !st.Pos.Covers(q) || !st.Pos.SameSources(q) {
+	if !st.Pos.Covers(q) {
+		return
+	}
+	if !st.Pos.SameSources(q) {
+		// The target may predate the new primary's first write: it is
+		// the primary's last known position, which until the primary's
+		// first status read as the primary is the one it had as a
+		// replica, whose MariaDB GTIDs name the old primary. A node that
+		// follows the new one names the new one, and never the old
+		// again: it was barred for good (the likely cause of a CI failure
+		// of TestIntegrationFollowSwitchover on MariaDB: the old primary,
+		// re-pointed and 19,661 transactions past the new primary's
+		// position, served no read for 15 s). The target moves
+		// on to the primary's position now, once that names other
+		// sources and lies beyond the basis; a node whose GTIDs name a
+		// server other than the new primary does not match it.
+		cur := n.c.primaryNode().repl.position()
+		if cur.IsZero() || cur.SameSources(q) || bar.basis.Covers(cur) {
+			return
+		}
+		n.rejoin.CompareAndSwap(bar, &followBar{basis: bar.basis, based: true, target: cur})
 		return
 	}
 	n.rejoin.CompareAndSwap(bar, nil)
