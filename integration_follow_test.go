@@ -299,12 +299,7 @@ func servesReadsAgain(t *testing.T, db *sql.DB, idx int, what string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var target string
-	for _, n := range s.Nodes {
-		if n.Role == "primary" {
-			target = n.Position
-		}
-	}
+	target := primaryPosition(s)
 	base := int64(-1)
 	d, ok := poll(15*time.Second, func() bool {
 		s, err := rwpool.Stats(db)
@@ -324,11 +319,21 @@ func servesReadsAgain(t *testing.T, db *sql.DB, idx int, what string) {
 	if !ok {
 		s, _ := rwpool.Stats(db)
 		n := s.Nodes[idx]
-		t.Errorf("%s does not serve reads within 15s: role %s, state %s, served %d, reports %s, position %s (primary's: %s), status error %q",
-			what, n.Role, n.State, n.Served, n.Reports, n.Position, target, n.StatusError)
+		t.Errorf("%s does not serve reads within 15s: role %s, state %s, served %d, reports %s, rejoining %t, behind %t, position %s (primary's: %s then, %s now), status error %q",
+			what, n.Role, n.State, n.Served, n.Reports, n.Rejoining, n.Behind, n.Position, target, primaryPosition(s), n.StatusError)
 		return
 	}
 	t.Logf("%s serves reads again %s later", what, d.Round(time.Millisecond))
+}
+
+// primaryPosition returns the position of s's primary node.
+func primaryPosition(s rwpool.Snapshot) string {
+	for _, n := range s.Nodes {
+		if n.Role == "primary" {
+			return n.Position
+		}
+	}
+	return ""
 }
 
 // positionCovers reports whether Stats position p (a PostgreSQL LSN

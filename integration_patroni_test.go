@@ -156,6 +156,8 @@ func runPatroni(t *testing.T, pc *testcluster.Patroni, switchover bool, wait tim
 	}
 
 	lg := &patroniLog{writes: map[int64]patroniWrite{}}
+	evs := collectEvents(t, db)
+	tl := startTimeline(t, db)
 	var ids sync.Mutex
 	next := int64(0)
 	writers := startLoadTimeout(t, db, 4, wait+10*time.Second, func(ctx context.Context, w int) error {
@@ -223,8 +225,8 @@ func runPatroni(t *testing.T, pc *testcluster.Patroni, switchover bool, wait tim
 	}
 	tRestarted := time.Now()
 	mustPatroni(t, "wait-members")
-	t.Logf("fault→old leader down %s, →new leader %s writable %s; old leader streaming from it %s after that",
-		tDown.Sub(tFault).Round(time.Millisecond), newAddr, tWritable.Sub(tFault).Round(time.Millisecond),
+	t.Logf("fault→old leader down %s (the fault's command took %s), →new leader %s writable %s; old leader streaming from it %s after that",
+		tDown.Sub(tFault).Round(time.Millisecond), tKilled.Sub(tFault).Round(time.Millisecond), newAddr, tWritable.Sub(tFault).Round(time.Millisecond),
 		time.Since(tRestarted).Round(time.Millisecond))
 	servesReadsAgain(t, db, oldIdx, "the old leader, now a standby of "+newAddr)
 	if s, _ := rwpool.Stats(db); discover && len(s.Nodes) != 3 {
@@ -235,9 +237,10 @@ func runPatroni(t *testing.T, pc *testcluster.Patroni, switchover bool, wait tim
 	soak(time.Second)
 	wr, rr := writers.stop(), readers.stop()
 	watch.Stop()
+	tl.stop()
 
 	f := patroniFigures{switchover: switchover, wait: wait, oldPort: testcluster.Port(oldAddr), newPort: testcluster.Port(newAddr),
-		tFault: tFault, tDown: tDown, tWritable: tWritable, wr: wr, rr: rr, lg: lg}
+		tFault: tFault, tDown: tDown, tWritable: tWritable, wr: wr, rr: rr, lg: lg, evs: evs, tl: tl}
 	f.check(t, idsOn(t, cl, newAddr, "SELECT id FROM "+table), idsOn(t, cl, newAddr, "SELECT id FROM "+table+" GROUP BY id HAVING count(*) > 1"))
 }
 
@@ -253,6 +256,9 @@ type patroniFigures struct {
 	tFault, tDown, tWritable time.Time
 	wr, rr                   results
 	lg                       *patroniLog
+	// evs and tl tell, when a read was too stale, what rwpool knew then.
+	evs *eventLog
+	tl  *timeline
 }
 
 // check logs the figures issue 23 asks for and checks its promises, given
@@ -292,10 +298,11 @@ func (f patroniFigures) check(t *testing.T, have, dup []int64) {
 		}
 	}
 	failed := f.wr.failures(time.Time{}, time.Time{})
-	failedAfter := f.wr.failures(f.tDown, time.Time{})
+	tKnown := f.known()
+	failedAfter := f.wr.failures(tKnown, time.Time{})
 	staleAll, staleAfter, stalest, lostReads := f.staleness(onLeader)
 	backAfter := back.Sub(f.tWritable)
-	t.Logf("failover_wait=%s: %d of %d writes failed (%d issued after the old leader was down)%s; writes back %s after the new leader was writable (%s after the fault); longest write %s",
+	t.Logf("failover_wait=%s: %d of %d writes failed (%d issued once the old leader was seen down and a failure had shown it)%s; writes back %s after the new leader was writable (%s after the fault); longest write %s",
 		f.wait, len(failed), f.wr.count(time.Time{}, time.Time{}), len(failedAfter), errSummary(failed, 3),
 		backAfter.Round(time.Millisecond), back.Sub(f.tFault).Round(time.Millisecond), f.wr.max(time.Time{}, time.Time{}).Round(time.Millisecond))
 	t.Logf("lost %d (lost at the crash, acknowledged by the old leader and never replicated: %d); applied twice %d; written off the leader %d; reads %s; reads of lost writes %d; stalest read after the new leader was writable %s (over the whole run %s)",
@@ -327,10 +334,43 @@ func (f patroniFigures) check(t *testing.T, have, dup []int64) {
 	if limit := patroniCheckInterval + time.Second; staleAfter > limit {
 		t.Errorf("a read after the new leader was writable missed a write acknowledged %s before it, want at most check_interval + 1 s (%s): on %s, begun %s after the new leader was writable",
 			staleAfter, limit, stalest.node, stalest.start.Sub(f.tWritable))
+		f.explain(t, stalest.start.Add(-staleAfter), stalest.start)
 	}
 	if f.wait > 0 && len(failedAfter) > 0 {
-		t.Errorf("with failover_wait=%s, %d writes issued after the old leader was down failed: %s", f.wait, len(failedAfter), errSummary(failedAfter, 3))
+		t.Errorf("with failover_wait=%s, %d writes issued once the old leader was seen down and a failure had shown it failed: %s", f.wait, len(failedAfter), errSummary(failedAfter, 3))
+		for _, c := range f.wr.in(time.Time{}, time.Time{}) {
+			if c.err != nil {
+				t.Logf("failed write: began %s after the fault (%s after the old leader was seen down, %s after the first failure ended), took %s",
+					c.start.Sub(f.tFault).Round(time.Millisecond), c.start.Sub(f.tDown).Round(time.Millisecond),
+					c.start.Sub(tKnown).Round(time.Millisecond), c.dur.Round(time.Millisecond))
+			}
+		}
 	}
+}
+
+// known returns when the old leader was seen down (tDown) or, if later,
+// when the first write that failed after the fault ended: from then on
+// the fault is complete and the client knows the old leader is gone, and
+// every write must wait for the new one (failover_wait). A write issued
+// earlier, even after the crash, may be sent on a pooled connection
+// whose server died a moment before: nothing tells a client that without
+// sending (lib/pq checks no socket before a statement), and once sent, its
+// outcome is unknown, exactly as for a write in flight at the crash. In
+// one local run of 10, such a write began 6 ms after the test's own 20 ms
+// poll saw the leader down, and failed at once, the first failure of the
+// crash; rwpool dropped the idle connections on it (node.dropIdle) and
+// every later write waited.
+func (f patroniFigures) known() time.Time {
+	var first time.Time
+	for _, c := range f.wr.in(f.tFault, time.Time{}) {
+		if end := c.start.Add(c.dur); c.err != nil && (first.IsZero() || end.Before(first)) {
+			first = end
+		}
+	}
+	if first.Before(f.tDown) {
+		return f.tDown
+	}
+	return first
 }
 
 // staleness measures the reads (testcluster.Staleness): the stalest of
@@ -357,4 +397,93 @@ func (f patroniFigures) staleness(onLeader map[int64]bool) (all, after time.Dura
 		}
 	}
 	return all, after, stalest, lostReads
+}
+
+// explain logs, for a read found too stale, rwpool's events and its view
+// of every node from a second before the write it missed (acked) to the
+// read's start (read), against the fault's time.
+func (f patroniFigures) explain(t *testing.T, acked, read time.Time) {
+	t.Helper()
+	from, to := acked.Add(-time.Second), read.Add(100*time.Millisecond)
+	rel := func(at time.Time) string { return at.Sub(f.tFault).Round(time.Millisecond).String() }
+	t.Logf("fault at 0; old leader down %s; new leader writable %s; missed write acknowledged %s; read begun %s",
+		rel(f.tDown), rel(f.tWritable), rel(acked), rel(read))
+	f.evs.mu.Lock()
+	for _, e := range f.evs.evs {
+		if !e.At.Before(from.Add(-10*time.Second)) && !e.At.After(to) {
+			t.Logf("event %s: %s %s %s→%s read-only=%t cause=%v", rel(e.At), e.Node, e.Kind, e.From, e.To, e.ReadOnly, e.Cause)
+		}
+	}
+	f.evs.mu.Unlock()
+	for _, s := range f.tl.between(from, to) {
+		t.Logf("stats %s: %s", rel(s.at), s.text)
+	}
+}
+
+// timeline samples rwpool.Stats every 50 ms while a scenario runs, to
+// show what rwpool knew of each node when something went wrong.
+type timeline struct {
+	mu      sync.Mutex
+	samples []timelineSample
+	done    chan struct{}
+	once    sync.Once
+	wg      sync.WaitGroup
+}
+
+type timelineSample struct {
+	at   time.Time
+	text string
+}
+
+func startTimeline(t *testing.T, db *sql.DB) *timeline {
+	tl := &timeline{done: make(chan struct{})}
+	t.Cleanup(tl.stop)
+	tl.wg.Add(1)
+	go func() {
+		defer tl.wg.Done()
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		last := ""
+		for {
+			select {
+			case <-tl.done:
+				return
+			case <-tick.C:
+			}
+			s, err := rwpool.Stats(db)
+			if err != nil {
+				continue
+			}
+			var b strings.Builder
+			for _, n := range s.Nodes {
+				fmt.Fprintf(&b, "[%s %s %s reports=%q pos=%s rejoining=%t behind=%t] ", n.Name, n.Role, n.State, n.Reports, n.Position, n.Rejoining, n.Behind)
+			}
+			if text := b.String(); text != last { // changes only
+				last = text
+				tl.mu.Lock()
+				tl.samples = append(tl.samples, timelineSample{time.Now(), text})
+				tl.mu.Unlock()
+			}
+		}
+	}()
+	return tl
+}
+
+func (tl *timeline) stop() { tl.once.Do(func() { close(tl.done) }); tl.wg.Wait() }
+
+// between returns the samples taken in [from, to], with the last one
+// before from (what held at from).
+func (tl *timeline) between(from, to time.Time) []timelineSample {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	var out []timelineSample
+	for i, s := range tl.samples {
+		if s.at.After(to) {
+			break
+		}
+		if !s.at.Before(from) || i+1 < len(tl.samples) && !tl.samples[i+1].at.Before(from) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
