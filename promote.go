@@ -460,6 +460,24 @@ func (c *Connector) splitReadRefusal() error {
 	return *e
 }
 
+// beyondNot reports whether q, a position of the new primary, is not
+// beyond basis, a node's first position after the promotion: basis
+// covers it, or, on PostgreSQL, basis's LSN alone does. On another
+// timeline, q covers nothing of basis's and basis nothing of q's, so by
+// Covers alone a q at a lower LSN would pass for beyond; and a node whose
+// timeline then reads as unknown (a standby's WAL receiver row without
+// the pg_read_all_stats privilege: received_tli NULL) is compared by LSN
+// alone, so it covered that q at once with nothing of the new primary's
+// applied: a standby left ahead of the promoted one by a crash, which can
+// follow nothing until it is rewound, served reads as of the crash
+// (promote_target_internal_test.go; a likely cause of a 4.08 s stale read
+// in CI under TestPatroniLeaderCrash, seen once, not reproduced in 34
+// local crash runs). The target's LSN must pass the basis's too: no node gets
+// there on the abandoned history, which holds nothing past what it had.
+func beyondNot(basis, q replication.Position) bool {
+	return basis.Covers(q) || basis.OnTimeline(0).Covers(q.OnTimeline(0))
+}
+
 // followBar is what a node has yet to show, after a followed promotion,
 // to be seen following the new primary (checkFollowing).
 type followBar struct {
@@ -529,7 +547,7 @@ func (n *node) checkFollowing(st replication.Status) {
 	q := bar.target
 	if q.IsZero() {
 		q = n.c.primaryNode().repl.position()
-		if q.IsZero() || bar.basis.Covers(q) {
+		if q.IsZero() || beyondNot(bar.basis, q) {
 			return
 		}
 		nb := &followBar{basis: bar.basis, based: true, target: q}
@@ -555,7 +573,7 @@ func (n *node) checkFollowing(st replication.Status) {
 		// sources and lies beyond the basis; a node whose GTIDs name a
 		// server other than the new primary does not match it.
 		cur := n.c.primaryNode().repl.position()
-		if cur.IsZero() || cur.SameSources(q) || bar.basis.Covers(cur) {
+		if cur.IsZero() || cur.SameSources(q) || beyondNot(bar.basis, cur) {
 			return
 		}
 		n.rejoin.CompareAndSwap(bar, &followBar{basis: bar.basis, based: true, target: cur})
