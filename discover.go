@@ -14,6 +14,7 @@ import (
 	"github.com/rwpool/rwpool/discovery"
 	"github.com/rwpool/rwpool/dsn"
 	"github.com/rwpool/rwpool/health"
+	"github.com/rwpool/rwpool/internal/ascii"
 )
 
 // A discoverer asks one source of replicas (a DSN's discover item) for its
@@ -240,7 +241,11 @@ func (d *discoverer) usable(ms []discovery.Member, err error) ([]discovery.Membe
 	var out []discovery.Member
 	var bad int
 	for _, m := range ms {
-		if m.Name == "" || m.Host == "" || seen[m.Name] || !validPort(m.Port) || hasCtl(m.Name) {
+		// A member's name becomes part of a node name, which dsn's
+		// Validate keeps free of control characters; but it comes from
+		// the source at run time, past that validation: the same check
+		// is made here.
+		if m.Name == "" || m.Host == "" || seen[m.Name] || !validPort(m.Port) || ascii.HasControl(m.Name) {
 			bad++
 			continue
 		}
@@ -267,10 +272,6 @@ func validPort(p string) bool {
 	}
 	v, err := strconv.ParseUint(p, 10, 16)
 	return err == nil && v > 0
-}
-
-func hasCtl(s string) bool {
-	return slices.ContainsFunc([]byte(s), func(b byte) bool { return b < 0x20 || b == 0x7f })
 }
 
 // failed records a round that kept the last members, and says so once.

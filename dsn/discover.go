@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/rwpool/rwpool/internal/ascii"
 )
 
 // Discovery is a source of replicas found at run time (key discover), besides
@@ -172,7 +174,7 @@ func (c *Config) validateDiscover() error {
 			// Never quote the source: it may hold a password.
 			return newErr(keyDiscover, -1, "want scheme:target (for example srv:_postgresql._tcp.db.svc or dns:db-replicas:5432)")
 		}
-		if hasControl(d.Source) {
+		if ascii.HasControl(d.Source) {
 			return newErr(keyDiscover, -1, "source contains a control character")
 		}
 		if msg := weightProblem(d.Weight); msg != "" {
@@ -182,7 +184,7 @@ func (c *Config) validateDiscover() error {
 			return newErr(attrEvery, -1, "must be positive, got "+d.Every.String())
 		}
 		n := d.DisplayName()
-		if hasControl(n) || strings.Contains(n, "/") {
+		if ascii.HasControl(n) || strings.Contains(n, "/") {
 			return newErr(attrName, -1, "discover name "+quoteShort(n)+" contains a control character or '/'")
 		}
 		if names[n] {

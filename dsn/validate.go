@@ -3,6 +3,8 @@ package dsn
 import (
 	"strconv"
 	"time"
+
+	"github.com/rwpool/rwpool/internal/ascii"
 )
 
 // Validate checks a Config, typically one built in Go code, with the same
@@ -69,7 +71,7 @@ func (c *Config) validateNodes() error {
 	// Names: free of control characters and unique.
 	seen := make(map[string]struct{}, len(nodes))
 	for i, n := range nodes {
-		if hasControl(n.Name) {
+		if ascii.HasControl(n.Name) {
 			return nodeErr("name", i, "", "node name "+quoteShort(n.Name)+" contains a control character")
 		}
 		if _, dup := seen[n.Name]; dup {
@@ -89,15 +91,6 @@ func weightProblem(w int) string {
 		return "must be <= " + strconv.Itoa(MaxWeight) + ", got " + strconv.Itoa(w)
 	}
 	return ""
-}
-
-func hasControl(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x20 || s[i] == 0x7f {
-			return true
-		}
-	}
-	return false
 }
 
 func (c *Config) validateSettings() error {
