@@ -27,6 +27,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/rwpool/rwpool/internal/ascii"
 )
 
 // Member is one replica a Source found.
@@ -65,7 +67,11 @@ func Register(scheme string, open Opener) {
 	if open == nil {
 		panic("discovery: Register opener is nil")
 	}
-	if !validScheme(scheme) {
+	// Lower case only, RFC 3986's canonical form: Open looks a scheme up
+	// exactly as the DSN spells it, so each scheme has one spelling, the
+	// documented one. (dsn accepts a scheme in any case and keeps it as
+	// written; Open answers ErrUnknownScheme for one not in lower case.)
+	if !ascii.IsLowerScheme(scheme) {
 		panic("discovery: invalid scheme " + fmt.Sprintf("%q", scheme))
 	}
 	mu.Lock()
@@ -111,17 +117,4 @@ func Open(source string) (Source, error) {
 			ErrUnknownScheme, scheme, strings.Join(Schemes(), ", "))
 	}
 	return open(target)
-}
-
-func validScheme(s string) bool {
-	if s == "" || s[0] < 'a' || s[0] > 'z' {
-		return false
-	}
-	for i := 1; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.') {
-			return false
-		}
-	}
-	return true
 }

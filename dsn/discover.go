@@ -57,7 +57,7 @@ const defaultEvery = 10 * time.Second
 // when Source has none.
 func (d Discovery) Scheme() string {
 	s, _, ok := strings.Cut(d.Source, ":")
-	if !ok || !validScheme(s) {
+	if !ok || !ascii.IsScheme(s) {
 		return ""
 	}
 	return s
@@ -104,20 +104,6 @@ func (d Discovery) Redacted() string {
 // startsURL reports whether s starts with "scheme://".
 func startsURL(s string) bool {
 	return formOf(s) == formURL
-}
-
-// validScheme reports whether s is a URL scheme (RFC 3986: a letter, then
-// letters, digits, "+", "-" or ".").
-func validScheme(s string) bool {
-	if s == "" || !(s[0] >= 'a' && s[0] <= 'z' || s[0] >= 'A' && s[0] <= 'Z') {
-		return false
-	}
-	for i := 1; i < len(s); i++ {
-		if c := s[i]; !isAlnum(c) && c != '+' && c != '-' && c != '.' {
-			return false
-		}
-	}
-	return true
 }
 
 // discover handles a discover item and its attributes.
