@@ -13,78 +13,7 @@ import (
 
 	"github.com/rwpool/rwpool"
 	"github.com/rwpool/rwpool/discovery"
-	"github.com/rwpool/rwpool/dsn"
 )
-
-// reviewCluster is a Connector over the ctl fake driver whose replicas
-// come from a test source of its own.
-type reviewCluster struct {
-	t       *testing.T
-	src     *testSource
-	primary string // the primary's DSN
-	c       *rwpool.Connector
-	db      *sql.DB
-}
-
-// openReview opens a Connector whose primary DSN is primaryDSN (fresh
-// fake node) and whose only source answers what the test sets, every
-// 10ms, named "t". extra is appended to the DSN.
-func openReview(t *testing.T, primaryDSN, extra string, initial ...discovery.Member) *reviewCluster {
-	if !strings.Contains(extra, "every=") {
-		extra = " every=10ms" + extra
-	}
-	t.Helper()
-	src := &testSource{}
-	src.set(nil, initial...)
-	testSources.Store(t.Name(), src)
-	t.Cleanup(func() { testSources.Delete(t.Name()) })
-	ctl.Fresh(primaryDSN)
-	cfg, err := dsn.Parse("driver=rwpool-test-ctl;check_interval=50ms;probe_timeout=100ms;primary='" + primaryDSN + "';" +
-		"discover='rwpooltest:" + t.Name() + "' name=t" + extra)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := rwpool.NewConnector(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := sql.OpenDB(c)
-	t.Cleanup(func() { db.Close() })
-	return &reviewCluster{t: t, src: src, primary: primaryDSN, c: c, db: db}
-}
-
-// memberDSN is the DSN a member at port is dialled with (the primary's,
-// pointed at 127.0.0.1:port).
-func (rc *reviewCluster) memberDSN(port int) string {
-	return fmt.Sprintf("%s host=127.0.0.1 port=%d", rc.primary, port)
-}
-
-// discovered returns the discovered nodes not draining, by name.
-func (rc *reviewCluster) discovered() []string {
-	var names []string
-	for _, n := range rc.c.Stats().Nodes {
-		if n.Source == "t" && !n.Draining {
-			names = append(names, n.Name)
-		}
-	}
-	return names
-}
-
-func (rc *reviewCluster) waitFor(what string, d time.Duration, cond func() bool) bool {
-	rc.t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-	return true
-}
-
-func mem(name string, port int) discovery.Member {
-	return discovery.Member{Name: name, Host: "127.0.0.1", Port: fmt.Sprint(port)}
-}
 
 // TestDiscoveryMemberMoves: a member whose address changes under the
 // same name (a Patroni member on Kubernetes is named after its pod, whose
@@ -93,18 +22,16 @@ func mem(name string, port int) discovery.Member {
 // address. round() skips every member whose Name it knows, whatever its
 // Host and Port, so the node keeps dialling the old address for ever.
 func TestDiscoveryMemberMoves(t *testing.T) {
-	rc := openReview(t, t.Name()+"-p", "", mem("pg1", 7001))
+	rc := openCtlRig(t, t.Name()+"-p", "", mem("pg1", 7001))
 	old := ctl.Fresh(rc.memberDSN(7001))
 	moved := ctl.Fresh(rc.memberDSN(7002))
-	if !rc.waitFor("pg1 joined", 5*time.Second, func() bool { return len(rc.discovered()) == 1 }) {
-		t.Fatalf("pg1 did not join: %+v", rc.c.Stats().Discovery)
-	}
+	rc.waitFor("pg1 joined", func() bool { return len(rc.discovered()) == 1 })
 	// The pod is rescheduled: the old address is gone, the member
 	// answers at its new one, under the same name.
 	old.SetDown(true)
 	rc.src.set(nil, mem("pg1", 7002))
 	rc.src.waitRounds(t, 5)
-	ok := rc.waitFor("reads on the new address", 2*time.Second, func() bool {
+	ok := rc.poll(2*time.Second, func() bool { // reads on the new address
 		var where string
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
@@ -135,12 +62,10 @@ func TestDiscoveryMemberMoves(t *testing.T) {
 // round removes every replica found before.
 func TestDiscoveryOnlyKnownAddresses(t *testing.T) {
 	primary := t.Name() + "-p host=127.0.0.1 port=7100"
-	rc := openReview(t, primary, "", mem("r1", 7101), mem("r2", 7102))
+	rc := openCtlRig(t, primary, "", mem("r1", 7101), mem("r2", 7102))
 	ctl.Fresh(rc.memberDSN(7101))
 	ctl.Fresh(rc.memberDSN(7102))
-	if !rc.waitFor("r1 and r2 joined", 5*time.Second, func() bool { return len(rc.discovered()) == 2 }) {
-		t.Fatalf("r1 and r2 did not join: %+v", rc.c.Stats().Discovery)
-	}
+	rc.waitFor("r1 and r2 joined", func() bool { return len(rc.discovered()) == 2 })
 	rc.src.set(nil, mem("leader", 7100)) // the primary's own address, nothing else
 	rc.src.waitRounds(t, 5)
 	if got := rc.discovered(); len(got) != 2 {
@@ -158,13 +83,11 @@ func TestDiscoveryOnlyKnownAddresses(t *testing.T) {
 // ErrUnavailable ("it left discovery"), which BeginTx returns to the
 // caller instead of routing again. Plain reads replay; these do not.
 func TestDiscoveryReadOnlyTxWhileLeaving(t *testing.T) {
-	rc := openReview(t, t.Name()+"-p", " every=2ms", mem("a", 7201), mem("b", 7202))
+	rc := openCtlRig(t, t.Name()+"-p", " every=2ms", mem("a", 7201), mem("b", 7202))
 	for p := 7201; p <= 7204; p++ {
 		ctl.Fresh(rc.memberDSN(p))
 	}
-	if !rc.waitFor("a and b joined", 5*time.Second, func() bool { return len(rc.discovered()) == 2 }) {
-		t.Fatalf("a and b did not join: %+v", rc.c.Stats().Discovery)
-	}
+	rc.waitFor("a and b joined", func() bool { return len(rc.discovered()) == 2 })
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -215,20 +138,11 @@ func TestDiscoveryReadOnlyTxWhileLeaving(t *testing.T) {
 // to the caller's cfg.Discover, or to the Discover of what Config
 // returned, changes the Connector's configuration.
 func TestDiscoveryConfigCopy(t *testing.T) {
-	src := &testSource{}
-	testSources.Store(t.Name(), src)
-	defer testSources.Delete(t.Name())
+	newTestSource(t, t.Name())
 	ctl.Fresh(t.Name() + "-p")
-	cfg, err := dsn.Parse("driver=rwpool-test-ctl;primary='" + t.Name() + "-p';discover='rwpooltest:" + t.Name() + "' name=t")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := rwpool.NewConnector(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	cfg.Discover[0].Name = "changed-by-caller"
+	rc := openRig(t, "driver=rwpool-test-ctl;primary='"+t.Name()+"-p';discover='rwpooltest:"+t.Name()+"' name=t")
+	c := rc.c
+	rc.cfg.Discover[0].Name = "changed-by-caller"
 	if got := c.Config().Discover[0].Name; got != "t" {
 		t.Errorf("after the caller changed its cfg.Discover, Connector.Config().Discover[0].Name = %q, want %q", got, "t")
 	}

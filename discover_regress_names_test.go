@@ -2,7 +2,6 @@ package rwpool_test
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"strings"
 	"sync"
@@ -10,7 +9,6 @@ import (
 	"time"
 
 	"github.com/rwpool/rwpool"
-	"github.com/rwpool/rwpool/dsn"
 )
 
 // TestDiscoveryRejoinWhileDraining: a member that leaves while a
@@ -22,42 +20,23 @@ import (
 // sets ("collected before with the same name and label values").
 func TestDiscoveryRejoinWhileDraining(t *testing.T) {
 	primary := t.Name() + "-p"
-	ctl.Fresh(primary + " host=127.0.0.1 port=7701")
-	ctl.Fresh(primary + " host=127.0.0.1 port=7702")
-	rc := openReview(t, primary, "", mem("a", 7701), mem("b", 7702))
-	if !rc.waitFor("a and b joined", 5*time.Second, func() bool { return len(rc.discovered()) == 2 }) {
-		t.Fatal("a and b did not join")
-	}
+	ctl.Fresh(memberDSN(primary, 7701))
+	ctl.Fresh(memberDSN(primary, 7702))
+	rc := openCtlRig(t, primary, "", mem("a", 7701), mem("b", 7702))
+	rc.waitFor("a and b joined", func() bool { return len(rc.discovered()) == 2 })
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	var tx *sql.Tx
-	for tx == nil && ctx.Err() == nil {
-		x, err := rc.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var where string
-		if err := x.QueryRow("SELECT node").Scan(&where); err != nil {
-			t.Fatal(err)
-		}
-		if strings.HasSuffix(where, "port=7701") {
-			tx = x
-		} else {
-			x.Rollback()
-		}
-	}
+	tx := rc.txOn(ctx, "port=7701")
 	defer tx.Rollback()
 	rc.src.set(nil, mem("b", 7702))
-	if !rc.waitFor("a draining", 5*time.Second, func() bool {
+	rc.waitFor("a draining", func() bool {
 		for _, n := range rc.c.Stats().Nodes {
 			if n.Name == "t/a" && n.Draining {
 				return true
 			}
 		}
 		return false
-	}) {
-		t.Fatal("a is not draining")
-	}
+	})
 	rc.src.set(nil, mem("a", 7701), mem("b", 7702))
 	rc.src.waitRounds(t, 5)
 	seen := map[string]int{}
@@ -84,44 +63,28 @@ func TestDiscoveryRejoinWhileDraining(t *testing.T) {
 // removes its own node: the replica, listed all along, leaves the reads,
 // drains, and joins again, flapping.
 func TestDiscoveryTwoSourcesSameReplica(t *testing.T) {
-	s1, s2 := &testSource{}, &testSource{}
-	testSources.Store(t.Name()+"/1", s1)
-	testSources.Store(t.Name()+"/2", s2)
-	defer testSources.Delete(t.Name() + "/1")
-	defer testSources.Delete(t.Name() + "/2")
 	primary := t.Name() + "-p"
 	ctl.Fresh(primary)
-	x := ctl.Fresh(primary + " host=127.0.0.1 port=7801")
+	x := ctl.Fresh(memberDSN(primary, 7801))
 	// The replica answers slowly (a network away): hold its probes until
 	// both sources have asked, as when both are asked at once.
 	x.SetHang(true)
 	defer x.SetHang(false)
-	s1.set(nil, mem("x", 7801))
-	s2.set(nil, mem("127.0.0.1:7801", 7801))
+	s1 := newTestSource(t, t.Name()+"/1", mem("x", 7801))
+	s2 := newTestSource(t, t.Name()+"/2", mem("127.0.0.1:7801", 7801))
 	var mu sync.Mutex
 	var events []string
-	cfg, err := dsn.Parse("driver=rwpool-test-ctl;check_interval=50ms;probe_timeout=2s;primary='" + primary + "';" +
-		"discover='rwpooltest:" + t.Name() + "/1' every=10ms name=s1;" +
-		"discover='rwpooltest:" + t.Name() + "/2' every=10ms name=s2")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := rwpool.NewConnector(cfg, rwpool.WithEventHandler(func(e rwpool.Event) {
+	rc := openRig(t, "driver=rwpool-test-ctl;check_interval=50ms;probe_timeout=2s;primary='"+primary+"';"+
+		"discover='rwpooltest:"+t.Name()+"/1' every=10ms name=s1;"+
+		"discover='rwpooltest:"+t.Name()+"/2' every=10ms name=s2", rwpool.WithEventHandler(func(e rwpool.Event) {
 		if e.Kind == rwpool.NodeAdded || e.Kind == rwpool.NodeRemoved {
 			mu.Lock()
 			events = append(events, e.Kind.String()+" "+e.Node)
 			mu.Unlock()
 		}
 	}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := sql.OpenDB(c)
-	defer db.Close()
-	deadline := time.Now().Add(5 * time.Second)
-	for x.Hung("") < 2 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
+	// Up to 5s, then on regardless: the events below judge.
+	rc.poll(5*time.Second, func() bool { return x.Hung("") >= 2 })
 	x.SetHang(false)
 	s1.waitRounds(t, 10)
 	s2.waitRounds(t, 10)

@@ -2,13 +2,11 @@ package rwpool_test
 
 import (
 	"context"
-	"database/sql"
 	"testing"
 	"time"
 
 	"github.com/rwpool/rwpool"
 	"github.com/rwpool/rwpool/discovery"
-	"github.com/rwpool/rwpool/dsn"
 	"github.com/rwpool/rwpool/internal/fakedriver"
 )
 
@@ -22,9 +20,6 @@ import (
 // reads, although it reports itself writable (not in recovery: for
 // PostgreSQL, never a replica).
 func TestDiscoveryListsPrimaryByIP(t *testing.T) {
-	src := &testSource{}
-	testSources.Store(t.Name(), src)
-	defer testSources.Delete(t.Name())
 	p := t.Name() + "-p host=pg-leader port=5432"
 	primary := sim.Fresh(p)
 	primary.SetStatus(fakedriver.Status{LSN: "0/1000", ReplayAge: -1})
@@ -38,28 +33,13 @@ func TestDiscoveryListsPrimaryByIP(t *testing.T) {
 	r := sim.Fresh(p + " host=10.0.0.2 port=5432")
 	r.SetStatus(fakedriver.Status{ReadOnly: true, LSN: "0/1000"})
 	r.SetIdentity(fakedriver.Identity{Addr: "10.0.0.2:5432", Started: "t1"})
-	src.set(nil,
+	newTestSource(t, t.Name(),
 		discovery.Member{Name: "10.0.0.1:5432", Host: "10.0.0.1", Port: "5432"},
 		discovery.Member{Name: "10.0.0.2:5432", Host: "10.0.0.2", Port: "5432"})
-	cfg, err := dsn.Parse("driver=rwpool-test-postgres-sim;check_interval=50ms;probe_timeout=500ms;" +
-		"primary='" + p + "';discover='rwpooltest:" + t.Name() + "' every=10ms name=srv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := rwpool.NewConnector(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := sql.OpenDB(c)
-	defer db.Close()
-	waitFor(t, "the replica's pod joined", func() bool {
-		for _, n := range c.Stats().Nodes {
-			if n.Name == "srv/10.0.0.2:5432" {
-				return true
-			}
-		}
-		return false
-	})
+	rc := openRig(t, "driver=rwpool-test-postgres-sim;check_interval=50ms;probe_timeout=500ms;"+
+		"primary='"+p+"';discover='rwpooltest:"+t.Name()+"' every=10ms name=srv")
+	c, db := rc.c, rc.db
+	rc.waitFor("the replica's pod joined", func() bool { _, ok := rc.node("srv/10.0.0.2:5432"); return ok })
 	time.Sleep(100 * time.Millisecond) // a few more rounds and health checks
 	onPrimary := 0
 	for range 200 {
