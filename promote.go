@@ -64,13 +64,14 @@ type follower struct {
 
 // readNode is a picker candidate with follow_promotion: any node that is
 // available, not the primary, not yet seen following the primary of a
-// followed promotion (a demoted primary, a replica), and not a balancing
-// endpoint that leads to the server of such a node (balancerbar.go).
+// followed promotion (a demoted primary, a replica), not a balancing
+// endpoint that leads to the server of such a node (balancerbar.go), and
+// still listed by its discovery source, if it has one (discover.go).
 type readNode struct{ n *node }
 
 func (r readNode) Available() bool {
 	n := r.n
-	return n.health.Available() && n != n.c.primaryNode() && n.rejoin.Load() == nil && !n.viaBarred.Load()
+	return n.health.Available() && n != n.c.primaryNode() && n.rejoin.Load() == nil && !n.viaBarred.Load() && !n.unlisted.Load()
 }
 
 // isBehind reports whether n is marked behind (markBehind), while the
@@ -361,21 +362,22 @@ func (n *node) leadsToOneServer() bool {
 // be seen following n to serve reads; old, and any node demoted earlier
 // that has not followed yet, to claim to be the primary again.
 func (c *Connector) promote(old, n *node) {
+	// The new primary's own position, just read in the status that made
+	// it claim, is of the new history by definition: kept, as its
+	// timeline tells a later promotion from its old self's return
+	// (promotedSince) before n's next status read. It is also the floor
+	// of every rejoin target (followBar.since).
+	pos := n.repl.position()
 	for _, x := range c.topo().nodes {
 		if x == n {
 			x.rejoin.Store(nil)
 			continue
 		}
-		x.rejoin.Store(&followBar{})
+		x.rejoin.Store(&followBar{since: pos})
 		if x == old {
 			x.unfollowed.Store(true)
 		}
 	}
-	// The new primary's own position, just read in the status that made
-	// it claim, is of the new history by definition: kept, as its
-	// timeline tells a later promotion from its old self's return
-	// (promotedSince) before n's next status read.
-	pos := n.repl.position()
 	c.forgetPositions()
 	n.repl.advance(pos)
 	c.prim.Store(n)
@@ -489,8 +491,22 @@ type followBar struct {
 	basis replication.Position
 	based bool
 	// target: the first position of the new primary known beyond basis
-	// (checkFollowing); zero until then.
+	// and since (checkFollowing); zero until then.
 	target replication.Position
+	// since is the new primary's position when it was promoted. A target
+	// must hold something it wrote after that: until its first write, its
+	// position is all the old primary's (MariaDB GTIDs naming the old
+	// server, a MySQL set of the old server's transactions). A replica fed
+	// more of the old primary's history (it reconnected to the crashed
+	// primary, back or only cut off from rwpool) covered such a target and
+	// was let back into reads without one write of the new primary; and a
+	// node that follows the new primary, whose MariaDB GTIDs then name the
+	// new server, never matched it, and was barred for good (the likely
+	// cause of a CI failure of TestIntegrationFollowSwitchover on MariaDB:
+	// the demoted primary, re-pointed and 19,661 transactions past the new
+	// primary's position, served no read for 15 s). Both are tested in
+	// promote_target_internal_test.go.
+	since replication.Position
 }
 
 // checkFollowing lets a node serve reads again after a followed
@@ -536,7 +552,7 @@ func (n *node) checkFollowing(st replication.Status) {
 		if st.Received.Covers(basis) {
 			basis = st.Received
 		}
-		n.rejoin.CompareAndSwap(bar, &followBar{basis: basis, based: true})
+		n.rejoin.CompareAndSwap(bar, &followBar{basis: basis, based: true, since: bar.since})
 		return
 	}
 	// The target is the first position of the new primary known beyond
@@ -547,36 +563,16 @@ func (n *node) checkFollowing(st replication.Status) {
 	q := bar.target
 	if q.IsZero() {
 		q = n.c.primaryNode().repl.position()
-		if q.IsZero() || beyondNot(bar.basis, q) {
+		if q.IsZero() || beyondNot(bar.basis, q) || beyondNot(bar.since, q) {
 			return
 		}
-		nb := &followBar{basis: bar.basis, based: true, target: q}
+		nb := &followBar{basis: bar.basis, based: true, target: q, since: bar.since}
 		if !n.rejoin.CompareAndSwap(bar, nb) {
 			return
 		}
 		bar = nb
 	}
-	if !st.Pos.Covers(q) {
-		return
-	}
-	if !st.Pos.SameSources(q) {
-		// The target may predate the new primary's first write: it is
-		// the primary's last known position, which until the primary's
-		// first status read as the primary is the one it had as a
-		// replica, whose MariaDB GTIDs name the old primary. A node that
-		// follows the new one names the new one, and never the old
-		// again: it was barred for good (the likely cause of a CI failure
-		// of TestIntegrationFollowSwitchover on MariaDB: the old primary,
-		// re-pointed and 19,661 transactions past the new primary's
-		// position, served no read for 15 s). The target moves
-		// on to the primary's position now, once that names other
-		// sources and lies beyond the basis; a node whose GTIDs name a
-		// server other than the new primary does not match it.
-		cur := n.c.primaryNode().repl.position()
-		if cur.IsZero() || cur.SameSources(q) || beyondNot(bar.basis, cur) {
-			return
-		}
-		n.rejoin.CompareAndSwap(bar, &followBar{basis: bar.basis, based: true, target: cur})
+	if !st.Pos.Covers(q) || !st.Pos.SameSources(q) {
 		return
 	}
 	n.rejoin.CompareAndSwap(bar, nil)

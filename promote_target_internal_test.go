@@ -1,9 +1,13 @@
 package rwpool
 
 import (
+	"database/sql/driver"
 	"errors"
 	"testing"
+	"time"
 
+	"github.com/rwpool/rwpool/dsn"
+	"github.com/rwpool/rwpool/internal/fakedriver"
 	"github.com/rwpool/rwpool/internal/replication"
 )
 
@@ -94,7 +98,9 @@ func TestFollowTargetBelowBasisOnOtherTimeline(t *testing.T) {
 	status := func(lsn string, tli uint32) {
 		p.checkFollowing(replication.Status{ReadOnly: true, Pos: at(lsn, tli), Received: at(lsn, tli)})
 	}
-	// p back as a standby on its own history, ahead of r's promotion.
+	// p back as a standby on its own history, ahead of r's promotion;
+	// r has written a little, still below p's LSN.
+	r.repl.advance(at("0/9050", 2))
 	status("0/9100", 1) // the basis
 	status("0/9100", 0) // its WAL receiver tries r: timeline unknown
 	status("0/9100", 0)
@@ -111,5 +117,122 @@ func TestFollowTargetBelowBasisOnOtherTimeline(t *testing.T) {
 	status("0/9300", 2)
 	if p.rejoin.Load() != nil {
 		t.Error("rewound and past the primary's position on its timeline, the standby still serves no read")
+	}
+}
+
+// followRig3 opens a Connector of a primary and two replicas on
+// endpointFake, whose health checkers never run (check_interval is an hour).
+func followRig3(t *testing.T, prefix string) (*Connector, *node, *node, *node) {
+	t.Helper()
+	p, r1, r2 := prefix+"-p", prefix+"-r1", prefix+"-r2"
+	for i, d := range []string{p, r1, r2} {
+		n := endpointFake.Fresh(d)
+		n.SetIdentity(fakedriver.Identity{Addr: "10.0.9." + string(rune('1'+i)) + ":3306", Started: "2026-12-01 10:00:00+00"})
+		n.SetStatus(replicaStatus)
+	}
+	endpointFake.Node(p).SetStatus(primaryStatus)
+	cfg := dsn.NewConfig()
+	cfg.Driver = "rwpool-internal-endpoint-postgres"
+	cfg.Primary = dsn.Node{Name: "primary", DSN: p, Weight: 1, Role: dsn.RolePrimary}
+	cfg.Replicas = []dsn.Node{
+		{Name: "replica1", DSN: r1, Weight: 1, Role: dsn.RoleReplica},
+		{Name: "replica2", DSN: r2, Weight: 1, Role: dsn.RoleReplica},
+	}
+	cfg.CheckInterval = time.Hour
+	c, err := NewConnector(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { closeByHand(c, map[*node]driver.Conn{}) })
+	c.cfg.FollowPromotion = true
+	return c, c.primaryNode(), c.topo().replicas[0], c.topo().replicas[1]
+}
+
+func followGTID(t *testing.T, s string) replication.Position {
+	t.Helper()
+	if s == "" {
+		return replication.Position{}
+	}
+	pos, err := replication.ParseMariaDBGTID(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pos
+}
+
+// A MariaDB crash failover: the old primary p (server 1) crashes at
+// 0-1-100; replica1, at 0-1-95, is promoted; replica2 lags at 0-1-90. The
+// new primary has not written yet, so its known position, 0-1-95, names
+// the old primary: replica2's target is taken from it. Then replica2's IO
+// thread reconnects to the old primary (restarted, or never dead for
+// replica2: a partition), which feeds it 0-1-91..0-1-100, transactions
+// the new primary never had. replica2 follows the OLD primary, covers the
+// target and names its sources: it is let back into reads, and every
+// later write of the new primary (0-2-96..) is missing there. A target
+// now holds something the new primary wrote (followBar.since).
+func TestFollowTargetNotOfOldPrimaryMariaDB(t *testing.T) {
+	cn, p, r1, r2 := followRig3(t, "rv-ft")
+	p.repl.advance(followGTID(t, "0-1-100"))
+	r1.repl.advance(followGTID(t, "0-1-95"))
+	r2.repl.advance(followGTID(t, "0-1-90"))
+	p.health.Trip(errors.New("probe: connection refused"))
+	r1.health.SetReadOnly(false)
+	cn.followRoles()
+	if cn.primaryNode() != r1 {
+		t.Fatal("the crash failover was not followed")
+	}
+	status := func(pos string) {
+		r2.checkFollowing(replication.Status{ReadOnly: true, Pos: followGTID(t, pos), Received: followGTID(t, pos)})
+	}
+	status("0-1-90") // the basis: stuck, its source crashed
+	status("0-1-90") // the target: the new primary's position, 0-1-95 (server 1)
+	if r2.rejoin.Load() == nil {
+		t.Fatal("replica2 let into reads before anything")
+	}
+	// replica2 reconnects to the old primary and applies its diverged tail.
+	status("0-1-100")
+	// The new primary writes on its own history meanwhile.
+	r1.repl.advance(followGTID(t, "0-2-97"))
+	if r2.rejoin.Load() == nil || (readNode{r2}).Available() {
+		t.Errorf("replica2, replicating from the crashed OLD primary (0-1-100, with 0-1-96..100 the new primary never had, and none of the new primary's 0-2-96..97), serves reads again: bar=%v readable=%v", r2.rejoin.Load(), readNode{r2}.Available())
+	}
+	status("0-1-100")
+	status("0-1-100")
+	if r2.rejoin.Load() == nil {
+		t.Errorf("still on the old primary's history after the new primary wrote 0-2-97, replica2 serves reads")
+	}
+}
+
+// The same with MySQL GTID sets: the target taken before the new
+// primary's first write is a set of the old primary's transactions only,
+// which a replica fed the old primary's diverged tail covers.
+func TestFollowTargetNotOfOldPrimaryMySQL(t *testing.T) {
+	const u1, u2 = "3e11fa47-71ca-11e1-9e33-c80aa9429562", "4f22fb58-82db-22f2-0f44-d91bb0530673"
+	set := func(s string) replication.Position {
+		pos, err := replication.ParseMySQLGTIDSet(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pos
+	}
+	cn, p, r1, r2 := followRig3(t, "rv-ftm")
+	p.repl.advance(set(u1 + ":1-100"))
+	r1.repl.advance(set(u1 + ":1-95"))
+	r2.repl.advance(set(u1 + ":1-90"))
+	p.health.Trip(errors.New("probe: connection refused"))
+	r1.health.SetReadOnly(false)
+	cn.followRoles()
+	if cn.primaryNode() != r1 {
+		t.Fatal("the crash failover was not followed")
+	}
+	status := func(pos string) {
+		r2.checkFollowing(replication.Status{ReadOnly: true, Pos: set(pos), Received: set(pos)})
+	}
+	status(u1 + ":1-90")
+	status(u1 + ":1-90")
+	status(u1 + ":1-100") // fed by the old primary
+	r1.repl.advance(set(u1 + ":1-95," + u2 + ":1-2"))
+	if r2.rejoin.Load() == nil {
+		t.Errorf("replica2 at %s:1-100, from the OLD primary, none of the new primary's %s:1-2, serves reads", u1, u2)
 	}
 }

@@ -117,7 +117,16 @@ func TestFollowPromotion(t *testing.T) {
 			t.Fatalf("a read went to the old primary before it followed the new one: %+v\nevents: %+v\n%s", r, fc.events, s)
 		}
 	}
+	// It follows: it applies what the new primary wrote after the
+	// promotion (that write, and no less, shows it).
+	fc.r1.SetStatus(fakedriver.Status{LSN: "0/2100", ReplayAge: -1})
 	fc.p.SetStatus(fakedriver.Status{ReadOnly: true, LSN: "0/2000"})
+	for range 50 {
+		if r := simRead(t, fc.db, context.Background()); r.Node == "primary" {
+			t.Fatalf("a read went to the old primary at the new primary's promotion point, nothing of its since applied: %+v", r)
+		}
+	}
+	fc.p.SetStatus(fakedriver.Status{ReadOnly: true, LSN: "0/2100"})
 	waitFor(t, "a read on the old primary, following the new one", func() bool {
 		return simRead(t, fc.db, context.Background()).Node == "primary"
 	})
