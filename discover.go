@@ -125,14 +125,23 @@ func (d *discoverer) round(ctx context.Context) {
 	var removed []*node
 	now := time.Now()
 	for name, n := range d.members {
-		if m, ok := byName[name]; ok && n.memberAddr == d.addrOf(m) {
+		m, listed := byName[name]
+		if listed && n.memberAddr == d.addrOf(m) {
 			n.absentSince = time.Time{}
+			n.unlisted.Store(false)
 			continue
 		}
+		// Out of the reads at once; with follow_promotion, kept a grace
+		// as a node that may be promoted (grace).
+		n.unlisted.Store(true)
 		if n.absentSince.IsZero() {
 			n.absentSince = now
 		}
-		if now.Sub(n.absentSince) < d.grace() || d.keep(n) {
+		// The grace is for a member missing from the list; one listed
+		// at another address has moved, and its old address may lead to
+		// another server already (a terminated pod's reused IP): it
+		// drains now, and the new address joins once it has.
+		if !listed && now.Sub(n.absentSince) < d.grace() || d.keep(n) {
 			continue
 		}
 		removed = append(removed, n)
@@ -188,7 +197,9 @@ func (d *discoverer) addrOf(m discovery.Member) string {
 // then, it could never come back (a writable member does not join) and
 // the failover would go unfollowed (a CI run: Patroni's switchover to a
 // discovered standby). Three rounds and two status reads cover a
-// promotion's end.
+// promotion's end. It serves no read meanwhile (node.unlisted): its
+// source dropped it from the replicas for a reason (promoted, tagged
+// noloadbalance, lagging past max_lag_bytes), and is not second-guessed.
 func (d *discoverer) grace() time.Duration {
 	if !d.c.cfg.FollowPromotion {
 		return 0

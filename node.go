@@ -30,6 +30,7 @@ type node struct {
 	member      string        // its Member.Name there
 	memberAddr  string        // and the address it was listed at, host:port
 	absentSince time.Time     // when its source first stopped listing it; zero while listed (its discoverer's goroutine only)
+	unlisted    atomic.Bool   // its source no longer lists it (at this address): it serves no read while it waits to leave (discover.go)
 	stop        chan struct{} // stops its health checker: closed when it leaves, or by Close
 	gone        atomic.Bool   // it left the topology and drains
 
