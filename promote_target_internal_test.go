@@ -31,16 +31,7 @@ func TestFollowTargetOfOldSourcesMovesOn(t *testing.T) {
 			cn := rig.c
 			cn.cfg.FollowPromotion = true
 			p, r := cn.primaryNode(), cn.topo().replicas[0]
-			gtid := func(s string) replication.Position {
-				if s == "" {
-					return replication.Position{}
-				}
-				pos, err := replication.ParseMariaDBGTID(s)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return pos
-			}
+			gtid := func(s string) replication.Position { return followGTID(t, s) }
 			// r, which applied the old primary's (server 1) writes up to
 			// 100, is promoted while p is read-only.
 			p.repl.advance(gtid("0-1-100"))
@@ -79,13 +70,7 @@ func TestFollowTargetBelowBasisOnOtherTimeline(t *testing.T) {
 	cn := rig.c
 	cn.cfg.FollowPromotion = true
 	p, r := cn.primaryNode(), cn.topo().replicas[0]
-	at := func(lsn string, tli uint32) replication.Position {
-		pos, err := replication.ParseLSN(lsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return pos.OnTimeline(tli)
-	}
+	at := func(lsn string, tli uint32) replication.Position { return lsnAt(t, lsn, tli) }
 	// p crashes; r, which had received less, is promoted (timeline 2).
 	p.repl.advance(at("0/9100", 1))
 	r.repl.advance(at("0/9000", 2))
@@ -235,4 +220,14 @@ func TestFollowTargetNotOfOldPrimaryMySQL(t *testing.T) {
 	if r2.rejoin.Load() == nil {
 		t.Errorf("replica2 at %s:1-100, from the OLD primary, none of the new primary's %s:1-2, serves reads", u1, u2)
 	}
+}
+
+// lsnAt returns the PostgreSQL position lsn on timeline tli.
+func lsnAt(t *testing.T, lsn string, tli uint32) replication.Position {
+	t.Helper()
+	pos, err := replication.ParseLSN(lsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pos.OnTimeline(tli)
 }

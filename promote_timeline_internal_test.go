@@ -27,13 +27,7 @@ func TestDemotedPrimaryOnLaterTimelineIsFollowed(t *testing.T) {
 			cn := rig.c
 			cn.cfg.FollowPromotion = true
 			p, r := cn.primaryNode(), cn.topo().replicas[0]
-			at := func(lsn string, tli uint32) replication.Position {
-				pos, err := replication.ParseLSN(lsn)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return pos.OnTimeline(tli)
-			}
+			at := func(lsn string, tli uint32) replication.Position { return lsnAt(t, lsn, tli) }
 			// The switchover, followed: r, on timeline 2, is the primary.
 			p.repl.advance(at("0/9000", 1))
 			r.repl.advance(at("0/9100", 2))
