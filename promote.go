@@ -258,9 +258,19 @@ func (c *Connector) followRoles() {
 // on the wrong server when cur misses a probe (TestSimulation:
 // write-off-primary, MariaDB, a switchover and a crash failover 26 ms
 // apart, then a slow primary).
+//
+// "Up and read-only" is read afresh here, both halves: followRoles found
+// cur unavailable or read-only a moment before, and cur may have
+// recovered since, writable. Read as "not tripped" alone, that recovery
+// let a crashed primary back writable on its own history, never seen
+// read-only, be followed over a current primary that had been only slow
+// (TestSimulation's regression plan write-off-primary-crash-after-
+// switchover in CI: the second *sql.DB promoted it 0 ms after the current
+// primary's probe recovered, and its writes went to the wrong server).
 func (n *node) mayFollow(cur *node) bool {
 	bar := n.rejoin.Load()
-	return bar == nil || bar.based || n.promotedSince(cur) || !cur.health.Tripped()
+	ro, known := cur.health.ReadOnly()
+	return bar == nil || bar.based || n.promotedSince(cur) || !cur.health.Tripped() && known && ro
 }
 
 // claimants returns the nodes other than cur that claim to be the

@@ -231,3 +231,32 @@ func lsnAt(t *testing.T, lsn string, tli uint32) replication.Position {
 	}
 	return pos.OnTimeline(tli)
 }
+
+// A node never seen read-only since the last promotion (a crashed primary
+// back writable on its own history) may be followed over the current
+// primary only while that one is up and read-only (a switchover away
+// from it) or unavailable: not once it is up and writable again. The
+// check used to read "not tripped" alone, so a current primary that
+// recovered between followRoles' test and mayFollow's let the other one
+// take the writes.
+func TestMayFollowNotOverARecoveredWritablePrimary(t *testing.T) {
+	cn, p, r1, r3 := followRig3(t, "mf")
+	p.repl.advance(followGTID(t, "0-1-100"))
+	r1.repl.advance(followGTID(t, "0-1-100"))
+	p.health.Trip(errors.New("probe: connection refused"))
+	r1.health.SetReadOnly(false)
+	cn.followRoles()
+	if cn.primaryNode() != r1 {
+		t.Fatal("the crash failover was not followed")
+	}
+	// r3 comes back writable, never seen read-only since; r1 is up and
+	// writable.
+	r3.health.SetReadOnly(false)
+	if r3.mayFollow(r1) {
+		t.Error("a node never seen read-only since the promotion may be followed over a current primary up and writable")
+	}
+	r1.health.SetReadOnly(true) // a switchover away from r1
+	if !r3.mayFollow(r1) {
+		t.Error("with the current primary up and read-only, the writable node may not be followed")
+	}
+}
