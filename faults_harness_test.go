@@ -431,6 +431,32 @@ func (r results) count(from, to time.Time) int { return len(r.in(from, to)) }
 
 // failures returns the errors of the calls that started in [from, to) and
 // failed.
+// known returns down or, if later, when the first call that failed after
+// the fault (begun at or after fault) ended: from then on the fault is
+// complete and the client knows the node is gone, and every write must
+// wait for the new primary (failover_wait). A write issued earlier, even
+// after the crash, may be sent on a pooled connection whose server died a
+// moment before (or through PgBouncer, on a server connection it has not
+// yet seen die): nothing tells a client that without sending (lib/pq
+// checks no socket before a statement), and once sent, its outcome is
+// unknown, exactly as for a write in flight at the crash. Seen: under
+// Patroni, a write begun 6 ms after the test's own 20 ms poll saw the
+// leader down failed at once, the first failure of the crash (1 local run
+// in 10); rwpool dropped the idle connections on it (node.dropIdle) and
+// every later write waited.
+func (r results) known(fault, down time.Time) time.Time {
+	var first time.Time
+	for _, c := range r.in(fault, time.Time{}) {
+		if end := c.start.Add(c.dur); c.err != nil && (first.IsZero() || end.Before(first)) {
+			first = end
+		}
+	}
+	if first.Before(down) {
+		return down
+	}
+	return first
+}
+
 func (r results) failures(from, to time.Time) []error {
 	var errs []error
 	for _, c := range r.in(from, to) {

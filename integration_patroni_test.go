@@ -298,7 +298,7 @@ func (f patroniFigures) check(t *testing.T, have, dup []int64) {
 		}
 	}
 	failed := f.wr.failures(time.Time{}, time.Time{})
-	tKnown := f.known()
+	tKnown := f.wr.known(f.tFault, f.tDown)
 	failedAfter := f.wr.failures(tKnown, time.Time{})
 	staleAll, staleAfter, stalest, lostReads := f.staleness(onLeader)
 	backAfter := back.Sub(f.tWritable)
@@ -346,31 +346,6 @@ func (f patroniFigures) check(t *testing.T, have, dup []int64) {
 			}
 		}
 	}
-}
-
-// known returns when the old leader was seen down (tDown) or, if later,
-// when the first write that failed after the fault ended: from then on
-// the fault is complete and the client knows the old leader is gone, and
-// every write must wait for the new one (failover_wait). A write issued
-// earlier, even after the crash, may be sent on a pooled connection
-// whose server died a moment before: nothing tells a client that without
-// sending (lib/pq checks no socket before a statement), and once sent, its
-// outcome is unknown, exactly as for a write in flight at the crash. In
-// one local run of 10, such a write began 6 ms after the test's own 20 ms
-// poll saw the leader down, and failed at once, the first failure of the
-// crash; rwpool dropped the idle connections on it (node.dropIdle) and
-// every later write waited.
-func (f patroniFigures) known() time.Time {
-	var first time.Time
-	for _, c := range f.wr.in(f.tFault, time.Time{}) {
-		if end := c.start.Add(c.dur); c.err != nil && (first.IsZero() || end.Before(first)) {
-			first = end
-		}
-	}
-	if first.Before(f.tDown) {
-		return f.tDown
-	}
-	return first
 }
 
 // staleness measures the reads (testcluster.Staleness): the stalest of
