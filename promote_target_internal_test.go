@@ -72,14 +72,7 @@ func TestFollowTargetBelowBasisOnOtherTimeline(t *testing.T) {
 	p, r := cn.primaryNode(), cn.topo().replicas[0]
 	at := func(lsn string, tli uint32) replication.Position { return lsnAt(t, lsn, tli) }
 	// p crashes; r, which had received less, is promoted (timeline 2).
-	p.repl.advance(at("0/9100", 1))
-	r.repl.advance(at("0/9000", 2))
-	p.health.Trip(errors.New("probe: connection refused"))
-	r.health.SetReadOnly(false)
-	cn.followRoles()
-	if cn.primaryNode() != r {
-		t.Fatal("the crash failover was not followed")
-	}
+	crashFollowed(t, cn, p, r, at("0/9100", 1), at("0/9000", 2))
 	status := func(lsn string, tli uint32) {
 		p.checkFollowing(replication.Status{ReadOnly: true, Pos: at(lsn, tli), Received: at(lsn, tli)})
 	}
@@ -157,15 +150,8 @@ func followGTID(t *testing.T, s string) replication.Position {
 // now holds something the new primary wrote (followBar.since).
 func TestFollowTargetNotOfOldPrimaryMariaDB(t *testing.T) {
 	cn, p, r1, r2 := followRig3(t, "rv-ft")
-	p.repl.advance(followGTID(t, "0-1-100"))
-	r1.repl.advance(followGTID(t, "0-1-95"))
 	r2.repl.advance(followGTID(t, "0-1-90"))
-	p.health.Trip(errors.New("probe: connection refused"))
-	r1.health.SetReadOnly(false)
-	cn.followRoles()
-	if cn.primaryNode() != r1 {
-		t.Fatal("the crash failover was not followed")
-	}
+	crashFollowed(t, cn, p, r1, followGTID(t, "0-1-100"), followGTID(t, "0-1-95"))
 	status := func(pos string) {
 		r2.checkFollowing(replication.Status{ReadOnly: true, Pos: followGTID(t, pos), Received: followGTID(t, pos)})
 	}
@@ -201,15 +187,8 @@ func TestFollowTargetNotOfOldPrimaryMySQL(t *testing.T) {
 		return pos
 	}
 	cn, p, r1, r2 := followRig3(t, "rv-ftm")
-	p.repl.advance(set(u1 + ":1-100"))
-	r1.repl.advance(set(u1 + ":1-95"))
 	r2.repl.advance(set(u1 + ":1-90"))
-	p.health.Trip(errors.New("probe: connection refused"))
-	r1.health.SetReadOnly(false)
-	cn.followRoles()
-	if cn.primaryNode() != r1 {
-		t.Fatal("the crash failover was not followed")
-	}
+	crashFollowed(t, cn, p, r1, set(u1+":1-100"), set(u1+":1-95"))
 	status := func(pos string) {
 		r2.checkFollowing(replication.Status{ReadOnly: true, Pos: set(pos), Received: set(pos)})
 	}
@@ -241,14 +220,7 @@ func lsnAt(t *testing.T, lsn string, tli uint32) replication.Position {
 // take the writes.
 func TestMayFollowNotOverARecoveredWritablePrimary(t *testing.T) {
 	cn, p, r1, r3 := followRig3(t, "mf")
-	p.repl.advance(followGTID(t, "0-1-100"))
-	r1.repl.advance(followGTID(t, "0-1-100"))
-	p.health.Trip(errors.New("probe: connection refused"))
-	r1.health.SetReadOnly(false)
-	cn.followRoles()
-	if cn.primaryNode() != r1 {
-		t.Fatal("the crash failover was not followed")
-	}
+	crashFollowed(t, cn, p, r1, followGTID(t, "0-1-100"), followGTID(t, "0-1-100"))
 	// r3 comes back writable, never seen read-only since; r1 is up and
 	// writable.
 	r3.health.SetReadOnly(false)
@@ -258,5 +230,19 @@ func TestMayFollowNotOverARecoveredWritablePrimary(t *testing.T) {
 	r1.health.SetReadOnly(true) // a switchover away from r1
 	if !r3.mayFollow(r1) {
 		t.Error("with the current primary up and read-only, the writable node may not be followed")
+	}
+}
+
+// crashFollowed has p, the primary at pPos, crash, and r, at rPos, report
+// itself writable, and checks that cn followed r as the new primary.
+func crashFollowed(t *testing.T, cn *Connector, p, r *node, pPos, rPos replication.Position) {
+	t.Helper()
+	p.repl.advance(pPos)
+	r.repl.advance(rPos)
+	p.health.Trip(errors.New("probe: connection refused"))
+	r.health.SetReadOnly(false)
+	cn.followRoles()
+	if cn.primaryNode() != r {
+		t.Fatal("the crash failover was not followed")
 	}
 }
