@@ -18,15 +18,9 @@ import (
 func TestDiscoveryMovedMemberHasNoGrace(t *testing.T) {
 	for _, follow := range []string{"off", "on"} {
 		t.Run("follow_promotion="+follow, func(t *testing.T) {
-			p := t.Name() + "-p"
-			sim.Fresh(p).SetStatus(fakedriver.Status{LSN: "0/1000", ReplayAge: -1})
-			old := sim.Fresh(memberDSN(p, 7601))
-			old.SetStatus(fakedriver.Status{ReadOnly: true, LSN: "0/1000"})
-			moved := sim.Fresh(memberDSN(p, 7602))
-			moved.SetStatus(fakedriver.Status{ReadOnly: true, LSN: "0/1000"})
+			p := graceServers(t, 7601, 7602)
 			src := newTestSource(t, t.Name(), mem("x", 7601))
-			rc := openRig(t, "driver=rwpool-test-postgres-sim;follow_promotion="+follow+";check_interval=1s;probe_timeout=500ms;"+
-				"primary='"+p+"';discover='rwpooltest:"+t.Name()+"' every=10ms name=t")
+			rc := openGraceRig(t, p, follow)
 			rc.waitFor("x joined", func() bool { return len(rc.discovered()) == 1 })
 			// The pod is rescheduled; the old address still answers (the
 			// old pod terminating, or the IP already someone else's).
@@ -63,15 +57,9 @@ func TestDiscoveryMovedMemberHasNoGrace(t *testing.T) {
 // may be promoted. Found by review: it served reads for the whole grace
 // (2.5 s here; 30 s with the default every=10s).
 func TestDiscoveryUnlistedMemberLeavesReadsAtOnce(t *testing.T) {
-	p := t.Name() + "-p"
-	sim.Fresh(p).SetStatus(fakedriver.Status{LSN: "0/1000", ReplayAge: -1})
-	x := sim.Fresh(memberDSN(p, 7611))
-	x.SetStatus(fakedriver.Status{ReadOnly: true, LSN: "0/1000"})
-	y := sim.Fresh(memberDSN(p, 7612))
-	y.SetStatus(fakedriver.Status{ReadOnly: true, LSN: "0/1000"})
+	p := graceServers(t, 7611, 7612)
 	src := newTestSource(t, t.Name(), mem("x", 7611), mem("y", 7612))
-	rc := openRig(t, "driver=rwpool-test-postgres-sim;follow_promotion=on;check_interval=1s;probe_timeout=500ms;"+
-		"primary='"+p+"';discover='rwpooltest:"+t.Name()+"' every=10ms name=t")
+	rc := openGraceRig(t, p, "on")
 	rc.waitFor("x and y joined", func() bool { return len(rc.discovered()) == 2 })
 	src.set(nil, mem("y", 7612)) // x: noloadbalance
 	at := time.Now()
@@ -86,4 +74,22 @@ func TestDiscoveryUnlistedMemberLeavesReadsAtOnce(t *testing.T) {
 	if last > 500*time.Millisecond {
 		t.Errorf("x, no longer listed by its source (every=10ms), still served reads %v later", last)
 	}
+}
+
+// graceServers makes a writable primary of t's own and a read-only
+// server at each of ports (memberDSN), and returns the primary's DSN.
+func graceServers(t *testing.T, ports ...int) string {
+	p := t.Name() + "-p"
+	sim.Fresh(p).SetStatus(fakedriver.Status{LSN: "0/1000", ReplayAge: -1})
+	for _, port := range ports {
+		sim.Fresh(memberDSN(p, port)).SetStatus(fakedriver.Status{ReadOnly: true, LSN: "0/1000"})
+	}
+	return p
+}
+
+// openGraceRig opens rwpool on primary p with follow_promotion=follow,
+// its replicas found through t's test source every 10 ms.
+func openGraceRig(t *testing.T, p, follow string) *discoverRig {
+	return openRig(t, "driver=rwpool-test-postgres-sim;follow_promotion="+follow+";check_interval=1s;probe_timeout=500ms;"+
+		"primary='"+p+"';discover='rwpooltest:"+t.Name()+"' every=10ms name=t")
 }
